@@ -1,0 +1,155 @@
+"""Validated reading of instance/schedule JSON objects.
+
+Every family's ``from_dict`` reads its data through :class:`Reader`, so every error message has the
+same form: ``"<path>: <what is wrong>"``, e.g. ``"jobs[3].weight: must be > 0, got -1"``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from optsched.errors import InvalidInstance
+
+
+def fail(where: str, message: str, error: type[ValueError] = InvalidInstance):
+    """Raise ``error`` with the message ``"where: message"``."""
+    raise error(f"{where}: {message}")
+
+
+class Reader:
+    """Read typed fields from one JSON object; unknown and missing keys are errors.
+
+    Parameters
+    ----------
+    data
+        The object read from JSON.
+    where
+        Its path, used in every message (``"instance"``, ``"jobs[2]"``).
+    required, optional
+        The keys it must and may hold.
+    """
+
+    def __init__(self, data: Any, where: str, required: Sequence[str], optional: Sequence[str] = ()):
+        if not isinstance(data, dict):
+            fail(where, f"must be an object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(required) - set(optional))
+        if unknown:
+            fail(where, f"unknown field '{unknown[0]}'")
+        missing = [k for k in required if k not in data]
+        if missing:
+            fail(where, f"missing field '{missing[0]}'")
+        self.data = data
+        self.where = where
+
+    @classmethod
+    def top(cls, data: Any, family: str, version: int, required: Sequence[str],
+            optional: Sequence[str] = (), what: str = "instance") -> "Reader":
+        """Reader for a top-level document tagged with ``family`` and ``format_version``."""
+        reader = cls(data, what, ("family", "format_version", *required), optional)
+        if data["family"] != family:
+            fail(f"{what}.family", f"expected '{family}', got {data['family']!r}")
+        if data["format_version"] != version:
+            fail(f"{what}.format_version", f"expected {version}, got {data['format_version']!r}")
+        return reader
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def path(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def int(self, key: str, *, min: int | None = None, max: int | None = None,
+            default: int | None = None) -> int:
+        if key not in self.data and default is not None:
+            return default
+        return as_int(self.data[key], self.path(key), min=min, max=max)
+
+    def float(self, key: str, *, min: float | None = None, positive: bool = False,
+              default: float | None = None) -> float:
+        if key not in self.data and default is not None:
+            return default
+        return as_float(self.data[key], self.path(key), min=min, positive=positive)
+
+    def str(self, key: str, *, choices: Sequence[str] | None = None, default: str | None = None) -> str:
+        if key not in self.data and default is not None:
+            return default
+        value = self.data[key]
+        if not isinstance(value, str):
+            fail(self.path(key), f"must be a string, got {type(value).__name__}")
+        if choices is not None and value not in choices:
+            fail(self.path(key), f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+    def list(self, key: str, *, length: int | None = None, nonempty: bool = False) -> list:
+        return as_list(self.data[key], self.path(key), length=length, nonempty=nonempty)
+
+    def objects(self, key: str, required: Sequence[str], optional: Sequence[str] = (), *,
+                length: int | None = None, nonempty: bool = True) -> list["Reader"]:
+        """A list of objects, each returned as a Reader named ``key[i]``."""
+        items = self.list(key, length=length, nonempty=nonempty)
+        return [Reader(item, f"{self.path(key)}[{i}]", required, optional) for i, item in enumerate(items)]
+
+    def ints(self, key: str, *, length: int | None = None, min: int | None = None,
+             max: int | None = None) -> tuple[int, ...]:
+        items = self.list(key, length=length)
+        return tuple(as_int(v, f"{self.path(key)}[{i}]", min=min, max=max) for i, v in enumerate(items))
+
+    def floats(self, key: str, *, length: int | None = None, min: float | None = None,
+               positive: bool = False) -> tuple[float, ...]:
+        items = self.list(key, length=length)
+        return tuple(as_float(v, f"{self.path(key)}[{i}]", min=min, positive=positive)
+                     for i, v in enumerate(items))
+
+    def matrix(self, key: str, shape: tuple[int, int], *, min: float | None = None,
+               positive: bool = False) -> tuple[tuple[float, ...], ...]:
+        """A rows x cols matrix of floats, as nested tuples."""
+        rows = self.list(key, length=shape[0])
+        return tuple(
+            tuple(as_float(v, f"{self.path(key)}[{i}][{k}]", min=min, positive=positive)
+                  for k, v in enumerate(as_list(row, f"{self.path(key)}[{i}]", length=shape[1])))
+            for i, row in enumerate(rows)
+        )
+
+
+def as_list(value: Any, where: str, *, length: int | None = None, nonempty: bool = False) -> list:
+    if not isinstance(value, list):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        fail(where, f"must have {length} entries, got {len(value)}")
+    if nonempty and not value:
+        fail(where, "must not be empty")
+    return value
+
+
+def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            fail(where, f"must be an integer, got {value!r}")
+    if min is not None and value < min:
+        fail(where, f"must be >= {min}, got {value}")
+    if max is not None and value > max:
+        fail(where, f"must be <= {max}, got {value}")
+    return value
+
+
+def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(where, f"must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        fail(where, f"must be finite, got {value}")
+    if positive and value <= 0:
+        fail(where, f"must be > 0, got {value:g}")
+    if min is not None and value < min:
+        fail(where, f"must be >= {min:g}, got {value:g}")
+    return value
+
+
+def check_index(value: int, size: int, where: str) -> int:
+    """Check ``0 <= value < size`` (an index into a list of ``size``)."""
+    if not 0 <= value < size:
+        fail(where, f"index {value} out of range 0..{size - 1}")
+    return value

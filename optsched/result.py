@@ -1,0 +1,103 @@
+"""What a method returns (:class:`Outcome`) and what optsched reports (:class:`Result`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class SolveStatus(str, Enum):
+    """Status of a solve. ``optimal`` is only ever set when proven (mip_rel_gap = 0)."""
+
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    TIME_LIMIT = "time_limit"
+    INFEASIBLE = "infeasible"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Raw output of a method, before optsched verifies it.
+
+    Attributes
+    ----------
+    schedule
+        The family's ``Schedule`` or None (bounds, or no solution found).
+    status
+        Solver status; heuristics return ``FEASIBLE``.
+    lower_bound
+        A valid lower bound on the optimum (dual bound, LP value), or None.
+    info
+        Free-form details (solver name/version, nodes, gap, iterations, ...).
+    """
+
+    schedule: Any = None
+    status: SolveStatus = SolveStatus.FEASIBLE
+    lower_bound: float | None = None
+    info: dict = field(default_factory=dict)
+
+
+RESULT_KEYS = (
+    "status", "objective", "lower_bound", "runtime_s", "method", "guarantee", "schedule", "info",
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One solve, as DESIGN.md's Result contract: the keys of :data:`RESULT_KEYS`.
+
+    ``objective`` is recomputed by the family's independent ``verify`` from the schedule alone; it is
+    ``inf`` when there is no schedule.
+    """
+
+    status: SolveStatus
+    objective: float
+    lower_bound: float | None
+    runtime_s: float
+    method: str
+    guarantee: float | None
+    schedule: Any
+    info: dict
+
+    @property
+    def gap(self) -> float | None:
+        """Relative gap |obj - lb| / |obj| (HiGHS' definition), or None."""
+        if self.lower_bound is None or math.isinf(self.objective):
+            return None
+        return abs(self.objective - self.lower_bound) / max(abs(self.objective), 1e-9)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict with exactly the Result keys (inf becomes the string "inf")."""
+        return {
+            "status": self.status.value,
+            "objective": _json_float(self.objective),
+            "lower_bound": _json_float(self.lower_bound),
+            "runtime_s": self.runtime_s,
+            "method": self.method,
+            "guarantee": _json_float(self.guarantee),
+            "schedule": None if self.schedule is None else self.schedule.to_dict(),
+            "info": self.info,
+        }
+
+    def summary(self) -> str:
+        """A short aligned text summary for the terminal."""
+        lines = [
+            f"method     {self.method}",
+            f"status     {self.status.value}",
+            f"objective  {self.objective:.6g}",
+            f"lower bnd  {'-' if self.lower_bound is None else format(self.lower_bound, '.6g')}",
+            f"guarantee  {'-' if self.guarantee is None else format(self.guarantee, '.6g')}",
+            f"runtime    {self.runtime_s:.3f} s",
+        ]
+        return "\n".join(lines)
+
+
+def _json_float(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)

@@ -1,0 +1,106 @@
+"""The only module that talks to HiGHS (through Pyomo's ``pyomo.contrib.solver`` Highs interface).
+
+Conventions (DESIGN.md, anchors_style.md §3):
+- a fresh solver object per solve (HiGHS re-solves start from the previous state and accumulate time);
+- ``mip_rel_gap`` defaults to 0, so ``OPTIMAL`` means proven optimal;
+- ``threads`` defaults to 1 (one value per process: HiGHS' scheduler is global);
+- hitting the time limit is a status (``TIME_LIMIT`` with the incumbent and dual bound), never an
+  exception; no solution gives objective ``inf``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import pyomo.environ as pyo
+from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+from pyomo.contrib.solver.solvers.highs import Highs
+
+from optsched.result import SolveStatus
+
+
+@dataclass(frozen=True)
+class SolveReport:
+    """What one HiGHS solve produced.
+
+    Attributes
+    ----------
+    status
+        ``OPTIMAL`` (proven, at the requested gap), ``TIME_LIMIT`` (limit hit; incumbent may exist),
+        ``INFEASIBLE``, or ``UNKNOWN``.
+    objective
+        Incumbent objective (``inf`` when there is no solution).
+    bound
+        Dual bound (the LP value for an LP), or None.
+    has_solution
+        True when variable values were loaded into the model.
+    runtime_s
+        Wall time of the solve call (hand-off included).
+    info
+        Solver name/version, termination condition, gap, nodes.
+    """
+
+    status: SolveStatus
+    objective: float
+    bound: float | None
+    has_solution: bool
+    runtime_s: float
+    info: dict = field(default_factory=dict)
+
+
+def available() -> bool:
+    return bool(Highs().available())
+
+
+def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None, mip_rel_gap: float = 0.0,
+                threads: int = 1, seed: int = 0, tee: bool = False) -> SolveReport:
+    """Solve ``model`` (exactly one active objective, minimised or maximised) with a fresh HiGHS.
+
+    The solution, when one exists, is loaded into the model's variables.
+    """
+    opt = Highs()
+    start = time.perf_counter()
+    res = opt.solve(
+        model, time_limit=time_limit, rel_gap=mip_rel_gap, threads=threads, tee=tee,
+        load_solutions=False, raise_exception_on_nonoptimal_result=False,
+        solver_options={"random_seed": int(seed) % 2147483647},
+    )
+    runtime = time.perf_counter() - start
+    has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    if has_solution:
+        res.solution_loader.load_vars()
+    objective = res.incumbent_objective if has_solution and res.incumbent_objective is not None else math.inf
+    bound = res.objective_bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    status = _status(res.termination_condition)
+    info = {
+        "solver": "highs",
+        "solver_version": ".".join(map(str, res.solver_version or ())),
+        "termination": res.termination_condition.name,
+        "mip_rel_gap": mip_rel_gap,
+        "threads": threads,
+        "time_limit": time_limit,
+    }
+    if has_solution and bound is not None:
+        info["gap"] = abs(objective - bound) / max(abs(objective), 1e-9)
+    return SolveReport(status, float(objective), bound, has_solution, runtime, info)
+
+
+def _status(tc: TerminationCondition) -> SolveStatus:
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        return SolveStatus.OPTIMAL
+    if tc == TerminationCondition.maxTimeLimit:
+        return SolveStatus.TIME_LIMIT
+    if tc == TerminationCondition.provenInfeasible:
+        return SolveStatus.INFEASIBLE
+    return SolveStatus.UNKNOWN
+
+
+def relax_integrality(model: pyo.ConcreteModel) -> pyo.ConcreteModel:
+    """Return a copy of ``model`` with every integer/binary variable made continuous (the LP relaxation)."""
+    relaxed = model.clone()
+    pyo.TransformationFactory("core.relax_integer_vars").apply_to(relaxed)
+    return relaxed
