@@ -1,0 +1,213 @@
+"""Pyomo formulations of Hare (Chen et al., HPDC'22; seeds/004), digest §3.
+
+- :func:`build_exact` — Hare_Sched (paper Sec. 5.1, eqs. (4)–(8)) as an exact MILP: assignment plus
+  disjunctive big-M ordering per GPU. Continuous time, exact for the model of
+  :mod:`optsched.problems.hetero_gpu` (no discretisation).
+- :func:`build_rl` — Hare_Sched_RL (eq. (9) replaces (8)), with (9) linearised exactly (digest §3.5,
+  (9L)); ``mode="paper_full"`` imposes (9) on the full task set per GPU as the paper does,
+  ``mode="subsets"`` starts from all pairs and takes prefix cuts (9S) added by the caller.
+- :func:`build_aggregate_lp` — a polynomial-size LP lower bound usable at paper scale (digest §3.5
+  "aggregate LP"): tasks shrunk to their fastest times on |M| identical machines, with the
+  Hall–Schulz–Shmoys–Wein parallel inequalities on the given subsets.
+
+Tasks are ``(n, r, k)``; all tasks of a job share the job's ``T^c``/``T^s`` rows.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pyomo.environ as pyo
+
+from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
+
+
+def trivial_horizon(inst: Instance) -> float:
+    """U = max_n a_n + sum_i max_m (T^c + T^s): every semi-active schedule starts all tasks by U
+    (digest §3.3: following the chain of arrivals, compute ends and barriers that fix each start)."""
+    work = sum(j.rounds * j.tasks_per_round * max(c + s for c, s in zip(j.train_time, j.sync_time))
+               for j in inst.jobs)
+    return max(j.arrival for j in inst.jobs) + work
+
+
+def completion_lower_bounds(inst: Instance) -> list[float]:
+    """LBC_n = a_n + |R_n| · min_m (T^c + T^s): no schedule completes job n earlier."""
+    return [j.arrival + j.rounds * min(c + s for c, s in zip(j.train_time, j.sync_time))
+            for j in inst.jobs]
+
+
+def deadlines(inst: Instance, upper_bound: float) -> list[float]:
+    """d_n = (UB - sum_{n' != n} w_n' LBC_n') / w_n: in every schedule of cost <= UB, C_n <= d_n
+    (digest §3.3). With UB the cost of a feasible schedule, every optimal schedule meets them."""
+    lbc = completion_lower_bounds(inst)
+    total = sum(j.weight * c for j, c in zip(inst.jobs, lbc))
+    return [(upper_bound - total + j.weight * c) / j.weight for j, c in zip(inst.jobs, lbc)]
+
+
+def _base(inst: Instance, horizon: float, deadline: list[float] | None) -> pyo.ConcreteModel:
+    """Variables and constraints shared by Hare_Sched and Hare_Sched_RL: (4), (5), (6), (7)."""
+    m = pyo.ConcreteModel(name="hare")
+    jobs = range(len(inst.jobs))
+    m.T = pyo.Set(initialize=inst.tasks, dimen=3, ordered=True)
+    m.G = pyo.Set(initialize=range(inst.n_gpus))
+    m.R = pyo.Set(initialize=[(n, r) for n in jobs for r in range(inst.jobs[n].rounds)], dimen=2)
+    lbc = completion_lower_bounds(inst)
+    cap = deadline or [horizon] * len(inst.jobs)
+    # (4) as a variable bound: x_i >= a_n
+    m.x = pyo.Var(m.T, bounds=lambda _, n, r, k: (inst.jobs[n].arrival, horizon))
+    m.y = pyo.Var(m.T, m.G, domain=pyo.Binary)
+    m.C = pyo.Var(jobs, bounds=lambda _, n: (lbc[n], cap[n]))
+    m.F = pyo.Var(m.R, bounds=lambda _, n, r: (inst.jobs[n].arrival, cap[n]))  # round finish B_{n,r}
+    busy = {(n, g): inst.jobs[n].train_time[g] + inst.jobs[n].sync_time[g] for n in jobs for g in m.G}
+    m.one_gpu = pyo.Constraint(m.T, rule=lambda m, n, r, k: sum(m.y[n, r, k, g] for g in m.G) == 1)  # (5)
+    m.round_end = pyo.Constraint(m.T, rule=lambda m, n, r, k: m.F[n, r] >= m.x[n, r, k] + sum(
+        busy[n, g] * m.y[n, r, k, g] for g in m.G))
+    # (7) via round finishes: x_j >= F[n, r-1] for j in round r >= 1
+    m.barrier = pyo.Constraint(m.T, rule=lambda m, n, r, k: m.x[n, r, k] >= m.F[n, r - 1]
+                               if r > 0 else pyo.Constraint.Feasible)
+    # (6): C_n >= finish of every task of n, i.e. of its last round
+    m.completion = pyo.Constraint(jobs, rule=lambda m, n: m.C[n] >= m.F[n, inst.jobs[n].rounds - 1])
+    m.obj = pyo.Objective(expr=sum(inst.jobs[n].weight * m.C[n] for n in jobs))
+    return m
+
+
+def disjunctive_pairs(inst: Instance) -> list[tuple]:
+    """DISJ: task pairs that may share a GPU unordered — all pairs except same job / different
+    round, which (7) already orders (digest §3.3)."""
+    return [(i, j) for i, j in combinations(inst.tasks, 2) if not (i[0] == j[0] and i[1] != j[1])]
+
+
+def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.ConcreteModel:
+    """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3).
+
+    (8) becomes, for every pair in :func:`disjunctive_pairs` and GPU m, with o_ij = 1 iff i first::
+
+        x_j >= x_i + T^c_i,m - M (3 - y_i,m - y_j,m - o_ij)        (8a)
+        x_i >= x_j + T^c_j,m - M (2 - y_i,m - y_j,m + o_ij)        (8b)
+
+    Big-M: every optimal schedule can be left-shifted to a semi-active one whose starts are all
+    <= U (:func:`trivial_horizon`), or <= max_n d_n with the deadlines of :func:`deadlines` when a
+    feasible cost ``upper_bound`` is given. An inactive row must allow x_i + T^c - x_j up to
+    U + max T^c, so M = U + max T^c (U alone would cut off schedules with x_i near U).
+    Symmetry breaking: tasks of one round are identical, so k < k' implies x_k <= x_k' and o = 1.
+    """
+    horizon = trivial_horizon(inst)
+    dl = None
+    if upper_bound is not None:
+        slack = 1e-7 * max(1.0, upper_bound)  # keep the optimum inside despite float rounding
+        dl = [d + slack for d in deadlines(inst, upper_bound)]
+        horizon = min(horizon, max(dl))
+    m = _base(inst, horizon, dl)
+    big = horizon + max(max(j.train_time) for j in inst.jobs)
+    pairs = disjunctive_pairs(inst)
+    m.P = pyo.Set(initialize=pairs, dimen=6, ordered=True)
+    m.o = pyo.Var(m.P, domain=pyo.Binary)
+    tc = inst.tc
+
+    def first(m, *p):
+        i, j, g = p[:3], p[3:6], p[6]
+        return m.x[j] >= m.x[i] + tc[i[0], g] - big * (3 - m.y[(*i, g)] - m.y[(*j, g)] - m.o[p[:6]])
+
+    def second(m, *p):
+        i, j, g = p[:3], p[3:6], p[6]
+        return m.x[i] >= m.x[j] + tc[j[0], g] - big * (2 - m.y[(*i, g)] - m.y[(*j, g)] + m.o[p[:6]])
+
+    m.PG = pyo.Set(initialize=[(*i, *j, g) for i, j in pairs for g in range(inst.n_gpus)], dimen=7)
+    m.first = pyo.Constraint(m.PG, rule=first)     # (8a)
+    m.second = pyo.Constraint(m.PG, rule=second)   # (8b)
+    sym = [(i, j) for i, j in pairs if i[:2] == j[:2] and j[2] == i[2] + 1]
+    m.sym = pyo.Constraint(range(len(sym)), rule=lambda m, s: m.x[sym[s][0]] <= m.x[sym[s][1]])
+    for i, j in sym:
+        m.o[(*i, *j)].fix(1)
+    return m
+
+
+def build_rl(inst: Instance, mode: str = "paper_full") -> pyo.ConcreteModel:
+    """Hare_Sched_RL: (4)–(7) plus (9) instead of (8), linearised exactly (digest §3.5).
+
+    Because y is binary, (9) for GPU m and task set S is equivalent to
+    ``sum_{i in S} T^c_i,m z_i,m >= sum_{i<j in S} T^c_i,m T^c_j,m u_ij,m`` (9L/9S) with
+    ``z <= x, z <= U y`` (z stands for y·x and appears only on the >= side) and
+    ``u >= y_i + y_j - 1`` (u stands for y·y and appears only on the <= side), so the one-sided
+    linearisation is exact. x <= U (:func:`trivial_horizon`) keeps RL* <= OPT.
+
+    ``mode="paper_full"``: (9) for the full task set of each GPU, as the paper states it.
+    ``mode="subsets"``: (9S) for every pair; larger prefixes are added by :func:`add_subset_cut`.
+    """
+    horizon = trivial_horizon(inst)
+    m = _base(inst, horizon, None)
+    tc = inst.tc
+    m.z = pyo.Var(m.T, m.G, bounds=(0, horizon))
+    m.z_le_x = pyo.Constraint(m.T, m.G, rule=lambda m, n, r, k, g: m.z[n, r, k, g] <= m.x[n, r, k])
+    m.z_le_y = pyo.Constraint(m.T, m.G, rule=lambda m, n, r, k, g: m.z[n, r, k, g] <= horizon * m.y[n, r, k, g])
+    pairs = [(i, j, g) for i, j in combinations(inst.tasks, 2) for g in range(inst.n_gpus)]
+    m.U = pyo.Set(initialize=[(*i, *j, g) for i, j, g in pairs], dimen=7)
+    m.u = pyo.Var(m.U, bounds=(0, 1))
+    m.u_ge = pyo.Constraint(m.U, rule=lambda m, *p: m.u[p] >= m.y[(*p[:3], p[6])] + m.y[(*p[3:6], p[6])] - 1)
+    m.cuts = pyo.ConstraintList()
+    if mode == "paper_full":
+        for g in range(inst.n_gpus):
+            add_subset_cut(m, inst, inst.tasks, g)  # (9) on the full set
+    elif mode == "subsets":
+        for i, j in combinations(inst.tasks, 2):
+            for g in range(inst.n_gpus):
+                add_subset_cut(m, inst, (i, j), g)
+    else:
+        raise ValueError(f"mode: must be paper_full or subsets, got {mode!r}")
+    return m
+
+
+def add_subset_cut(m: pyo.ConcreteModel, inst: Instance, subset, g: int) -> None:
+    """Add (9S) for task set ``subset`` on GPU ``g`` (in the linearised z/u variables)."""
+    tc = inst.tc
+    lhs = sum(tc[i[0], g] * m.z[(*i, g)] for i in subset)
+    rhs = sum(tc[i[0], g] * tc[j[0], g] * m.u[(*i, *j, g)] for i, j in combinations(sorted(subset), 2))
+    m.cuts.add(lhs >= rhs)
+
+
+def build_aggregate_lp(inst: Instance, cuts: list[list[tuple[int, int]]] = ()) -> pyo.ConcreteModel:
+    """Aggregate LP lower bound (digest §3.5; toolkit extension, not in the paper).
+
+    Relaxes Hare_Sched by (a) shrinking every task to its fastest times p_n = min_m T^c, q_n =
+    min_m T^s and (b) replacing the per-GPU disjunctions (8) by the Hall–Schulz–Shmoys–Wein
+    inequalities for |M| identical machines, for each given subset S of rounds::
+
+        sum_{i in S} p_i x_i >= p(S)^2 / (2|M|) - 1/2 sum_{i in S} p_i^2
+
+    Valid: shrinking tasks in place keeps a schedule feasible on |M| identical machines, where the
+    HSSW inequality holds for every task set. By symmetry one start X[n, r] per round suffices
+    (averaging identical tasks keeps an LP optimum), each round counting its K_n tasks.
+    """
+    m = pyo.ConcreteModel(name="hare_aggregate_lp")
+    rounds = [(n, r) for n, j in enumerate(inst.jobs) for r in range(j.rounds)]
+    p = [min(j.train_time) for j in inst.jobs]
+    q = [min(j.sync_time) for j in inst.jobs]
+    m.R = pyo.Set(initialize=rounds, dimen=2, ordered=True)
+    m.X = pyo.Var(m.R, bounds=lambda _, n, r: (inst.jobs[n].arrival, None))
+    m.C = pyo.Var(range(len(inst.jobs)))
+    m.chain = pyo.Constraint(m.R, rule=lambda m, n, r: m.X[n, r] >= m.X[n, r - 1] + p[n] + q[n]
+                             if r > 0 else pyo.Constraint.Feasible)
+    m.done = pyo.Constraint(range(len(inst.jobs)), rule=lambda m, n: m.C[n] >= m.X[
+        n, inst.jobs[n].rounds - 1] + p[n] + q[n])
+    m.hssw = pyo.ConstraintList()
+    for subset in cuts:
+        coef = {g: inst.jobs[g[0]].tasks_per_round * p[g[0]] for g in subset}
+        total = sum(coef.values())
+        squares = sum(inst.jobs[g[0]].tasks_per_round * p[g[0]] ** 2 for g in subset)
+        m.hssw.add(sum(coef[g] * m.X[g] for g in subset) >= total ** 2 / (2 * inst.n_gpus) - squares / 2)
+    m.obj = pyo.Objective(expr=sum(j.weight * m.C[n] for n, j in enumerate(inst.jobs)))
+    return m
+
+
+def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
+    """Read x_i and y_i,m of a solved :func:`build_exact` model as a Schedule."""
+    runs = []
+    for n, r, k in inst.tasks:
+        gpu = max(range(inst.n_gpus), key=lambda g: pyo.value(m.y[n, r, k, g]))
+        runs.append(TaskRun(n, r, k, gpu, float(pyo.value(m.x[n, r, k]))))
+    return Schedule(tuple(runs))
+
+
+def relaxed_starts(inst: Instance, m: pyo.ConcreteModel) -> dict:
+    """x̂_i of a solved :func:`build_rl` model."""
+    return {i: float(pyo.value(m.x[i])) for i in inst.tasks}

@@ -1,0 +1,180 @@
+"""The ``optsched`` command line (DESIGN.md, "CLI"). Exit 0 on success, 2 with one line on stderr for
+any user error (missing file, bad JSON, invalid instance, unknown family/method)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from optsched.errors import OptschedError
+from optsched.registry import FAMILIES
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except OptschedError as exc:
+        print(f"optsched: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("optsched: interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_families(args) -> None:
+    width = max(map(len, FAMILIES))
+    for name, text in FAMILIES.items():
+        print(f"{name:<{width}}  {text}")
+
+
+def cmd_methods(args) -> None:
+    from optsched.registry import methods
+
+    entries = methods(args.family)
+    if args.json:
+        print(json.dumps([{"name": m.name, "kind": m.kind, "guarantee": _guarantee_text(m),
+                           "description": m.description} for m in entries], indent=1))
+        return
+    for m in entries:
+        print(f"{m.name:<16} {m.kind:<10} {_guarantee_text(m) or '-':<14} {m.description}")
+
+
+def _guarantee_text(method) -> str | None:
+    """The guarantee's docstring summary (its value depends on the instance)."""
+    if method.guarantee is None:
+        return None
+    doc = (method.guarantee.__doc__ or "instance-dependent").strip().splitlines()[0]
+    return doc.split(" of ")[0].split(",")[0]
+
+
+def cmd_generate(args) -> None:
+    from optsched import dump, dumps, generate
+
+    inst = generate(args.family, args.preset, args.seed)
+    if args.output:
+        dump(inst, args.output)
+    else:
+        print(dumps(inst))
+
+
+def cmd_solve(args) -> None:
+    from optsched import dump, load_instance, solve
+
+    inst = load_instance(args.file)
+    result = solve(inst, args.method, time_limit=args.time_limit, seed=args.seed)
+    if args.output and result.schedule is not None:
+        dump(result.schedule, args.output)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print(result.summary())
+
+
+def cmd_verify(args) -> None:
+    from optsched import load_instance, load_schedule, verify
+
+    inst = load_instance(args.file)
+    schedule = load_schedule(args.schedule, inst.FAMILY)
+    print(f"feasible; objective {verify(inst, schedule):.10g}")
+
+
+def cmd_ratios(args) -> None:
+    from optsched.experiments.ratios import format_table, run_ratios
+
+    for family in args.family or ():
+        if family not in FAMILIES:
+            raise OptschedError(f"--family: unknown family {family!r} (known: {', '.join(FAMILIES)})")
+    rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
+                      time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
+                      out=args.out)
+    print(format_table(rows))
+
+
+def cmd_compare(args) -> None:
+    from optsched.experiments.compare import run_compare
+
+    _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
+                           time_limit=args.time_limit)
+    print(table)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="optsched", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    family = dict(choices=list(FAMILIES), metavar="FAMILY")
+
+    s = sub.add_parser("families", help="the five families, one line each")
+    s.set_defaults(run=cmd_families)
+
+    s = sub.add_parser("methods", help="methods of a family: name, kind, guarantee")
+    s.add_argument("family", **family)
+    s.add_argument("--json", action="store_true", help="a JSON list of objects")
+    s.set_defaults(run=cmd_methods)
+
+    s = sub.add_parser("generate", help="a seeded instance as JSON")
+    s.add_argument("family", **family)
+    s.add_argument("--preset", default="tiny", help="tiny | small | paper (default tiny)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("-o", "--output", help="write to FILE instead of stdout")
+    s.set_defaults(run=cmd_generate)
+
+    s = sub.add_parser("solve", help="solve an instance file with one method")
+    s.add_argument("file")
+    s.add_argument("--method", help="default: the family's paper algorithm")
+    s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--json", action="store_true", help="print the Result as JSON")
+    s.add_argument("-o", "--output", help="also write the schedule JSON to FILE")
+    s.set_defaults(run=cmd_solve)
+
+    s = sub.add_parser("verify", help="check a schedule against an instance, print its objective")
+    s.add_argument("file")
+    s.add_argument("schedule")
+    s.set_defaults(run=cmd_verify)
+
+    s = sub.add_parser("ratios", help="THE MAIN JOB: empirical ratios vs the exact optimum")
+    s.add_argument("--family", action="append", help="repeatable; default: every family")
+    s.add_argument("--preset", default=None, help="default: each family's tiny preset")
+    s.add_argument("--seeds", type=_positive_int, default=None, metavar="N")
+    s.add_argument("--time-limit", type=_positive, default=None, metavar="S",
+                   help="per exact solve")
+    s.add_argument("--workers", type=_positive_int, default=1, metavar="K")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler address")
+    s.add_argument("--out", default=None, metavar="DIR", help="results.jsonl, summary.csv, ratios.png")
+    s.set_defaults(run=cmd_ratios)
+
+    s = sub.add_parser("compare", help="the paper's algorithm vs its baselines at scale")
+    s.add_argument("family", **family)
+    s.add_argument("--preset", default="paper")
+    s.add_argument("--seeds", type=_positive_int, default=3, metavar="N")
+    s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
+    s.add_argument("--out", default=None, metavar="DIR")
+    s.set_defaults(run=cmd_compare)
+    return p
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""hetero_gpu solvers — Hare (Chen et al., HPDC'22; seeds/004).
+
+Methods
+-------
+exact        Hare_Sched (4)–(8) as a big-M MILP with deadlines from a Hare schedule (digest §3.3).
+lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; digest §3.5).
+rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
+hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
+             ``RL_MAX_TASKS`` tasks; claimed guarantee α(2+α) (Theorem 4).
+hare_subsets Algorithm 1 on x̂ of the RL with every prefix inequality (9S) (what Lemma 2 needs).
+gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4).
+"""
+
+from __future__ import annotations
+
+from optsched.models import hetero_gpu as hm
+from optsched.problems.hetero_gpu import Instance, verify
+from optsched.registry import Method
+from optsched.result import Outcome, SolveStatus
+from optsched.solvers.hetero_gpu.hare import RL_MAX_TASKS, aggregate_lp, list_schedule, rl_starts
+from optsched.solvers.highs import solve_model
+
+
+def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
+         relaxation: str = "auto", **options) -> Outcome:
+    """Hare's Algorithm 1: relaxation -> H_i -> sort -> earliest-available GPU (digest §4.1).
+
+    ``relaxation``: ``paper_full`` (the paper's RL), ``subsets`` (9S), ``aggregate_lp``, or ``auto``
+    (``paper_full`` up to RL_MAX_TASKS tasks, else ``aggregate_lp``). ``options`` go to
+    :func:`list_schedule` (``assign``, ``gpu_tie``, ``phi0``).
+    """
+    if relaxation == "auto":
+        relaxation = "paper_full" if len(inst.tasks) <= RL_MAX_TASKS else "aggregate_lp"
+    if relaxation == "aggregate_lp":
+        xhat, _, info = aggregate_lp(inst, time_limit, seed)
+    else:
+        xhat, info = rl_starts(inst, relaxation, time_limit, seed)
+        if not xhat:  # the RL found nothing within the time limit: fall back to the LP
+            xhat, _, lp_info = aggregate_lp(inst, time_limit, seed)
+            info["fallback"] = lp_info
+    return Outcome(list_schedule(inst, xhat, **options), SolveStatus.FEASIBLE, info=info)
+
+
+def hare_subsets(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """Algorithm 1 on the subset relaxation (9S) (digest §3.5, §5.4)."""
+    return hare(inst, time_limit=time_limit, seed=seed, relaxation="subsets")
+
+
+def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """Optimal schedule of Hare_Sched (big-M MILP, gap 0), deadlines from Hare on the aggregate LP."""
+    start = hare(inst, time_limit=time_limit, seed=seed, relaxation="aggregate_lp").schedule
+    m = hm.build_exact(inst, upper_bound=verify(inst, start))
+    rep = solve_model(m, time_limit=time_limit, seed=seed)
+    schedule = hm.extract_schedule(inst, m) if rep.has_solution else None
+    info = {**rep.info, "model_objective": rep.objective if rep.has_solution else None}
+    return Outcome(schedule, rep.status, rep.bound, info)
+
+
+def lower_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """Aggregate-LP bound (valid whether or not the cut loop converged)."""
+    _, value, info = aggregate_lp(inst, time_limit, seed)
+    return Outcome(None, SolveStatus.OPTIMAL, value, info)
+
+
+def rl_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """The paper's relaxation Hare_Sched_RL: its MILP dual bound (= RL* when solved)."""
+    m = hm.build_rl(inst, "paper_full")
+    rep = solve_model(m, time_limit=time_limit, seed=seed)
+    return Outcome(None, rep.status, rep.bound, rep.info)
+
+
+def theorem4_bound(inst: Instance) -> float:
+    """α(2+α) of Theorem 4, α of Lemma 3 evaluated on the instance."""
+    return inst.alpha * (2 + inst.alpha)
+
+
+METHODS = (
+    Method("exact", "exact", exact, description="Hare_Sched (4)-(8), big-M MILP, gap 0"),
+    Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
+    Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
+    Method("hare", "algorithm", hare, theorem4_bound, "Algorithm 1 on the paper's relaxation"),
+    Method("hare_subsets", "algorithm", hare_subsets, theorem4_bound,
+           "Algorithm 1 on the subset relaxation (9S)"),
+)
+DEFAULT_METHOD = "hare"
