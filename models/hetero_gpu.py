@@ -52,7 +52,9 @@ def _base(inst: Instance, horizon: float, deadline: list[float] | None) -> pyo.C
     m.G = pyo.Set(initialize=range(inst.n_gpus))
     m.R = pyo.Set(initialize=[(n, r) for n in jobs for r in range(inst.jobs[n].rounds)], dimen=2)
     lbc = completion_lower_bounds(inst)
-    cap = deadline or [horizon] * len(inst.jobs)
+    # completions: C_n <= d_n (deadlines) or, without them, <= U + the job's longest task
+    cap = deadline or [horizon + max(c + s for c, s in zip(j.train_time, j.sync_time))
+                       for j in inst.jobs]
     # (4) as a variable bound: x_i >= a_n
     m.x = pyo.Var(m.T, bounds=lambda _, n, r, k: (inst.jobs[n].arrival, horizon))
     m.y = pyo.Var(m.T, m.G, domain=pyo.Binary)
@@ -200,11 +202,32 @@ def build_aggregate_lp(inst: Instance, cuts: list[list[tuple[int, int]]] = ()) -
 
 
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
-    """Read x_i and y_i,m of a solved :func:`build_exact` model as a Schedule."""
+    """Read y_i,m and the start order of a solved :func:`build_exact` model as a Schedule.
+
+    The solver's x values carry feasibility-tolerance noise (~1e-7), so the schedule is rebuilt
+    semi-actively from what the MILP decided — each task's GPU and the order of starts — placing
+    every task at max(its round's barrier, its GPU's free time). Starts never move later than the
+    MILP's (up to that noise), so the objective is the MILP's, in exact arithmetic.
+    """
+    gpu = {i: max(range(inst.n_gpus), key=lambda g: pyo.value(m.y[(*i, g)])) for i in inst.tasks}
+    order = sorted(inst.tasks, key=lambda i: (pyo.value(m.x[i]), i))
+    return semi_active(inst, order, gpu)
+
+
+def semi_active(inst: Instance, order, gpu: dict) -> Schedule:
+    """Place tasks in ``order`` on their GPUs as early as (4), (7) and (8) allow."""
+    free = [0.0] * inst.n_gpus
+    ready = {(n, 0): j.arrival for n, j in enumerate(inst.jobs)}
+    finish: dict = {}
     runs = []
-    for n, r, k in inst.tasks:
-        gpu = max(range(inst.n_gpus), key=lambda g: pyo.value(m.y[n, r, k, g]))
-        runs.append(TaskRun(n, r, k, gpu, float(pyo.value(m.x[n, r, k]))))
+    for n, r, k in order:
+        job, g = inst.jobs[n], gpu[n, r, k]
+        if (n, r) not in ready:  # barrier (7): every task of round r-1 is placed already
+            ready[n, r] = max(finish[n, r - 1, kk] for kk in range(job.tasks_per_round))
+        start = max(ready[n, r], free[g])
+        free[g] = start + job.train_time[g]
+        finish[n, r, k] = free[g] + job.sync_time[g]
+        runs.append(TaskRun(n, r, k, g, start))
     return Schedule(tuple(runs))
 
 

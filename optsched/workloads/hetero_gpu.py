@@ -5,7 +5,7 @@ Presets
 tiny
     2–3 jobs, <= 8 tasks, 2–3 GPUs, integer times (digest §7.2): brute-forcible, exact in ~1 s.
 small
-    3–4 jobs, <= 12 tasks, 3 GPUs, integer times: exact (big-M with deadlines) within 60 s.
+    3–4 jobs, <= 10 tasks, 3 GPUs, integer times: exact (big-M with deadlines) within 60 s.
 paper
     The paper's simulation (Sec. 7; digest §7.3): the 8 models of Table 2 in 4 job classes (CV, NLP,
     Speech, Rec) at 25% each, 160 GPUs in the ``high`` heterogeneity mix (V100/T4/K80/M60 in equal
@@ -53,7 +53,7 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     if preset == "paper":
         return paper(rng, **overrides)
     limits = {"tiny": dict(n_jobs=(2, 3), n_gpus=(2, 3), max_tasks=8),
-              "small": dict(n_jobs=(3, 4), n_gpus=(3, 3), max_tasks=12)}[preset]
+              "small": dict(n_jobs=(3, 4), n_gpus=(3, 3), max_tasks=10)}[preset]
     return random_small(rng, **{**limits, **overrides}, name=f"{preset}-{seed}")
 
 
