@@ -8,6 +8,7 @@ rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: 
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
              ``RL_MAX_TASKS`` tasks; claimed guarantee α(2+α) (Theorem 4).
 hare_subsets Algorithm 1 on x̂ of the RL with every prefix inequality (9S) (what Lemma 2 needs).
+hare_eft     Algorithm 1 with an earliest-finish GPU choice at line 12 (digest §4.2; not the paper's).
 gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4).
 """
 
@@ -17,6 +18,7 @@ from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, verify
 from optsched.registry import Method
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.hetero_gpu.baselines import gavel_fifo, sched_allox, sched_homo, srtf
 from optsched.solvers.hetero_gpu.hare import RL_MAX_TASKS, aggregate_lp, list_schedule, rl_starts
 from optsched.solvers.highs import solve_model
 
@@ -44,6 +46,12 @@ def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
 def hare_subsets(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
     """Algorithm 1 on the subset relaxation (9S) (digest §3.5, §5.4)."""
     return hare(inst, time_limit=time_limit, seed=seed, relaxation="subsets")
+
+
+def hare_eft(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """Algorithm 1 with line 12 replaced by earliest finish, argmin_m max(t_i, φ_m) + T^c_i,m
+    (digest §4.2; not in the paper, no bound claimed)."""
+    return hare(inst, time_limit=time_limit, seed=seed, assign="earliest_finish")
 
 
 def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
@@ -81,5 +89,11 @@ METHODS = (
     Method("hare", "algorithm", hare, theorem4_bound, "Algorithm 1 on the paper's relaxation"),
     Method("hare_subsets", "algorithm", hare_subsets, theorem4_bound,
            "Algorithm 1 on the subset relaxation (9S)"),
+    Method("hare_eft", "algorithm", hare_eft,
+           description="Algorithm 1, earliest-finish GPU at line 12 (variant)"),
+    Method("gavel_fifo", "baseline", gavel_fifo, description="FIFO on the fastest idle GPUs, gang"),
+    Method("srtf", "baseline", srtf, description="shortest remaining time, preempt at rounds"),
+    Method("sched_homo", "baseline", sched_homo, description="weighted, heterogeneity-oblivious gang"),
+    Method("sched_allox", "baseline", sched_allox, description="one GPU per job, min-cost matching"),
 )
 DEFAULT_METHOD = "hare"
