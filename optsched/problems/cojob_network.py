@@ -1,0 +1,432 @@
+"""cojob_network — Grouper (Zhou, Yu, Sun, IEEE TNSM 17(3) 2020; seeds/003): network scheduling of
+hyper-parameter-search cojobs on a big switch, minimising the sum of stage completion times (SCT).
+
+Problem (O), paper Eqs. (1)–(12), as implemented here:
+
+- ``P`` machines; the fabric is the paper's non-blocking *big switch* with ``P`` ingress ports
+  (port ``s`` = uplink of machine ``s``) and ``P`` egress ports (port ``P + d`` = downlink of machine
+  ``d``), every port of capacity ``capacity`` (1 in the paper's model). Paper-scale presets may
+  describe a leaf-spine topology, but what is solved, simulated and verified is this big switch.
+- cojob ``g`` arrives at ``r_g`` (0 in the offline model, Eq. (9)) and has ``K_g`` stages with
+  *cumulative* iteration counts ``I_{g,1} < ... < I_{g,K_g}``; job ``j`` runs stages ``1..K_{g,j}``
+  (it is killed after stage ``K_{g,j}``; successive halving), so ``J_{g,k} = {j : K_{g,j} >= k}``.
+- every iteration ``i`` of job ``(g, j)`` is one coflow: the flows ``(s, d, D^{g,j}_{s,d})`` of the
+  job (push and pull together), identical in every iteration; the iterations of a job are sequential
+  (7) and may carry a compute gap ``c_{g,j}`` before each coflow (Fig. 15's comm/comp ratio).
+- stage barrier (8), as decided for this project: all jobs of ``J_{g,k}`` start stage ``k`` at the
+  same time ``t*_{g,k}``, and not before ``S_{g,k-1}`` (every job of stage ``k-1``, also those killed
+  after it, must have finished: successive halving ranks all of them before it kills any).
+- ``S_{g,k} = max_{j in J_{g,k}} C_{g,j,I_{g,k}}`` ((2), (3)); objective ``sum_{g,k} (S_{g,k} - r_g)``
+  (= the paper's ``sum S`` offline; the average SCT is this divided by the number of stages).
+
+A schedule is the flow-level rate timeline (piecewise constant segments, as the event-driven
+simulator in :mod:`optsched.simulate.flows` produces it), the per-job stage start times ``t*`` and,
+for information, the stage order ``sigma`` of the policy that made it. :func:`verify` shares no code
+with the simulator: it integrates the rates and checks (5)–(11) itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from optsched.errors import InfeasibleSchedule
+from optsched.problems.fields import Reader, as_float, as_int, as_list, fail
+
+FAMILY = "cojob_network"
+FORMAT_VERSION = 1
+TOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training job of a cojob.
+
+    Attributes
+    ----------
+    stages
+        ``K_{g,j}``: the job runs stages ``1..stages`` and is killed (or finishes) after that.
+    flows
+        Per-iteration flows ``(s, d, bytes)``: ingress machine ``s`` to egress machine ``d``
+        (egress port ``P + d``); one coflow per iteration, identical across iterations.
+    compute
+        Compute time before each iteration's coflow (0 in the paper's model).
+    """
+
+    stages: int
+    flows: tuple[tuple[int, int, float], ...]
+    compute: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = {"stages": self.stages, "flows": [[s, t, x] for s, t, x in self.flows]}
+        if self.compute:
+            d["compute"] = self.compute
+        return d
+
+
+@dataclass(frozen=True)
+class Cojob:
+    """A hyper-parameter-search group: arrival ``r_g``, cumulative iterations ``I_{g,k}``, jobs."""
+
+    arrival: float
+    iterations: tuple[int, ...]
+    jobs: tuple[Job, ...]
+    model: str = ""
+
+    @property
+    def n_stages(self) -> int:
+        return len(self.iterations)
+
+    def stage_iterations(self, k: int) -> int:
+        """``n_{g,k}``: iterations in stage ``k`` (0-based ``k``)."""
+        return self.iterations[k] - (self.iterations[k - 1] if k else 0)
+
+    def alive(self, k: int) -> tuple[int, ...]:
+        """``J_{g,k}`` (0-based ``k``): jobs that run stage ``k``."""
+        return tuple(j for j, job in enumerate(self.jobs) if job.stages > k)
+
+    def to_dict(self) -> dict:
+        d = {"arrival": self.arrival, "iterations": list(self.iterations),
+             "jobs": [j.to_dict() for j in self.jobs]}
+        if self.model:
+            d["model"] = self.model
+        return d
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A Grouper instance: ``machines`` = P, port ``capacity`` and the cojobs.
+
+    Stages are ``(g, k)`` with 0-based ``g`` and ``k`` (the paper's ``M_{g,k+1}``).
+    """
+
+    machines: int
+    cojobs: tuple[Cojob, ...]
+    capacity: float = 1.0
+    name: str = ""
+    FAMILY = FAMILY
+
+    def __post_init__(self):
+        Instance.from_dict(self.to_dict())  # validate instances built in Python too
+
+    @property
+    def n_ports(self) -> int:
+        return 2 * self.machines
+
+    @cached_property
+    def stages(self) -> tuple[tuple[int, int], ...]:
+        """All stages ``(g, k)``, cojob by cojob (the paper's set M, |M| = l)."""
+        return tuple((g, k) for g, c in enumerate(self.cojobs) for k in range(c.n_stages))
+
+    @cached_property
+    def loads(self) -> dict[tuple[int, int], np.ndarray]:
+        """``L^{g,k}_p`` over the 2P ports (paper Eq. (27) over the true survivors J_{g,k}), in
+        time units at the port capacity. Read-only arrays."""
+        out = {}
+        for g, k in self.stages:
+            out[g, k] = _readonly(stage_load(self, g, k))
+        return out
+
+    def to_dict(self) -> dict:
+        d = {"family": FAMILY, "format_version": FORMAT_VERSION, "machines": self.machines,
+             "cojobs": [c.to_dict() for c in self.cojobs]}
+        if self.capacity != 1.0:
+            d["capacity"] = self.capacity
+        if self.name:
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, data) -> "Instance":
+        r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
+        machines = r.int("machines", min=1)
+        capacity = r.float("capacity", positive=True, default=1.0)
+        cojobs = tuple(_read_cojob(cr, machines)
+                       for cr in r.objects("cojobs", ("arrival", "iterations", "jobs"), ("model",)))
+        inst = object.__new__(cls)
+        for key, value in (("machines", machines), ("cojobs", cojobs), ("capacity", capacity),
+                           ("name", r.str("name") if r.has("name") else "")):
+            object.__setattr__(inst, key, value)
+        return inst
+
+
+def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
+    """Port loads of stage ``(g, k)`` (paper Eq. (27)) in time units: ``n_{g,k}`` times the bytes of
+    the jobs in ``jobs`` (default: the true survivors ``J_{g,k}``), divided by the capacity."""
+    cojob = instance.cojobs[g]
+    load = np.zeros(instance.n_ports)
+    n = cojob.stage_iterations(k)
+    for j in (cojob.alive(k) if jobs is None else jobs):
+        for s, d, x in cojob.jobs[j].flows:
+            load[s] += n * x
+            load[instance.machines + d] += n * x
+    return load / instance.capacity
+
+
+def _read_cojob(r: Reader, machines: int) -> Cojob:
+    arrival = r.float("arrival", min=0.0)
+    iterations = r.ints("iterations", min=1)
+    if not iterations:
+        fail(r.path("iterations"), "must not be empty")
+    for k in range(1, len(iterations)):
+        if iterations[k] <= iterations[k - 1]:
+            fail(f"{r.path('iterations')}[{k}]",
+                 f"cumulative iterations must increase, got {iterations[k]} after {iterations[k - 1]}")
+    jobs = tuple(_read_job(jr, machines, len(iterations))
+                 for jr in r.objects("jobs", ("stages", "flows"), ("compute",)))
+    if max(j.stages for j in jobs) != len(iterations):
+        fail(r.path("jobs"), f"no job runs the last stage {len(iterations)} (max stages "
+                             f"{max(j.stages for j in jobs)})")
+    model = r.str("model") if r.has("model") else ""
+    return Cojob(arrival, iterations, jobs, model)
+
+
+def _read_job(r: Reader, machines: int, n_stages: int) -> Job:
+    stages = r.int("stages", min=1, max=n_stages)
+    rows = r.list("flows", nonempty=True)
+    flows, seen = [], set()
+    for i, row in enumerate(rows):
+        where = f"{r.path('flows')}[{i}]"
+        row = as_list(row, where, length=3)
+        s = as_int(row[0], f"{where}[0]", min=0, max=machines - 1)
+        d = as_int(row[1], f"{where}[1]", min=0, max=machines - 1)
+        x = as_float(row[2], f"{where}[2]", positive=True)
+        if (s, d) in seen:
+            fail(where, f"duplicate flow {s}->{d}")
+        seen.add((s, d))
+        flows.append((s, d, x))
+    return Job(stages, tuple(flows), r.float("compute", min=0.0, default=0.0))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Schedule
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Rates constant on ``[t0, t1)``: ``rates`` holds ``(g, j, i, f, rate)`` for flow ``f`` (index into
+    the job's ``flows``) of iteration ``i`` (1-based, cumulative over stages) of job ``(g, j)``."""
+
+    t0: float
+    t1: float
+    rates: tuple[tuple[int, int, int, int, float], ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A flow-level schedule.
+
+    Attributes
+    ----------
+    starts
+        ``starts[g][j][k]``: stage start ``t*`` of job ``j`` in stage ``k`` (for ``k < K_{g,j}``).
+    segments
+        The rate timeline, sorted and non-overlapping.
+    order
+        Stage priority order ``sigma`` of the policy (highest first); empty if the policy has none.
+    policy
+        Name of the rate-allocation policy (information only).
+    """
+
+    starts: tuple[tuple[tuple[float, ...], ...], ...]
+    segments: tuple[Segment, ...]
+    order: tuple[tuple[int, int], ...] = ()
+    policy: str = ""
+    FAMILY = FAMILY
+
+    def to_dict(self) -> dict:
+        return {"family": FAMILY, "format_version": FORMAT_VERSION, "policy": self.policy,
+                "order": [list(a) for a in self.order],
+                "starts": [[list(s) for s in job] for job in self.starts],
+                "segments": [[s.t0, s.t1, [list(x) for x in s.rates]] for s in self.segments]}
+
+    @classmethod
+    def from_dict(cls, data) -> "Schedule":
+        r = Reader.top(data, FAMILY, FORMAT_VERSION, ("starts", "segments"), ("order", "policy"),
+                       what="schedule")
+        order = tuple(tuple(as_int(v, f"schedule.order[{i}][{q}]", min=0)
+                            for q, v in enumerate(as_list(a, f"schedule.order[{i}]", length=2)))
+                      for i, a in enumerate(r.list("order") if r.has("order") else []))
+        starts = tuple(
+            tuple(tuple(as_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
+                        for k, t in enumerate(as_list(st, f"schedule.starts[{g}][{j}]")))
+                  for j, st in enumerate(as_list(js, f"schedule.starts[{g}]")))
+            for g, js in enumerate(r.list("starts")))
+        segments = tuple(_read_segment(s, f"schedule.segments[{n}]")
+                         for n, s in enumerate(r.list("segments")))
+        policy = r.str("policy") if r.has("policy") else ""
+        return cls(starts, segments, order, policy)
+
+
+def _read_segment(row, where: str) -> Segment:
+    row = as_list(row, where, length=3)
+    t0 = as_float(row[0], f"{where}[0]", min=0.0)
+    t1 = as_float(row[1], f"{where}[1]", min=0.0)
+    rates = []
+    for q, x in enumerate(as_list(row[2], f"{where}[2]")):
+        x = as_list(x, f"{where}[2][{q}]", length=5)
+        ids = tuple(as_int(v, f"{where}[2][{q}][{n}]", min=0) for n, v in enumerate(x[:4]))
+        rates.append((*ids, as_float(x[4], f"{where}[2][{q}][4]")))
+    return Segment(t0, t1, tuple(rates))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Independent checker
+
+
+def verify(instance: Instance, schedule: Schedule) -> float:
+    """Check the rate timeline against (O) and return ``sum_{g,k} (S_{g,k} - r_g)``.
+
+    Checks, in this order: rates non-negative (12) and ports within capacity (10)–(11) in every
+    segment; every flow of every iteration the job runs delivers exactly its bytes (5); no flow sends
+    before its iteration's release (6): the previous iteration's completion plus the compute gap (7),
+    or, for a stage's first iteration, the stage start ``t*`` plus the gap; ``t*`` equal for all jobs
+    of the stage (8), not before ``S_{g,k-1}`` nor the arrival (9). ``S_{g,k}`` is recomputed by (2)–(4).
+
+    Raises
+    ------
+    InfeasibleSchedule
+        Naming the violated equation, e.g. ``"(11) port 0 at [2, 3): load 1.5 > capacity 1"``.
+    """
+    _check_starts_shape(instance, schedule)
+    first, finish, sent = _integrate(instance, schedule)
+    stage_done = completion_times(instance, schedule, finish)
+    for g, cojob in enumerate(instance.cojobs):
+        for j, job in enumerate(cojob.jobs):
+            _check_job(instance, schedule, g, j, first, finish, sent, stage_done)
+    return float(sum(s - instance.cojobs[g].arrival
+                     for g, row in enumerate(stage_done) for s in row))
+
+
+def stage_completion_times(instance: Instance, schedule: Schedule) -> list[list[float]]:
+    """``S_{g,k}`` of a schedule (no feasibility check beyond what integrating the rates needs)."""
+    _check_starts_shape(instance, schedule)
+    _, finish, _ = _integrate(instance, schedule)
+    return completion_times(instance, schedule, finish)
+
+
+def completion_times(instance: Instance, schedule: Schedule, finish: dict) -> list[list[float]]:
+    """(2)–(4): ``S_{g,k}`` = latest completion of the last iteration of stage k over ``J_{g,k}``."""
+    out = []
+    for g, cojob in enumerate(instance.cojobs):
+        row = []
+        for k in range(cojob.n_stages):
+            i = cojob.iterations[k]
+            row.append(max(_coflow_done(instance, finish, g, j, i) for j in cojob.alive(k)))
+        out.append(row)
+    return out
+
+
+def _coflow_done(instance: Instance, finish: dict, g: int, j: int, i: int) -> float:
+    flows = instance.cojobs[g].jobs[j].flows
+    done = [finish.get((g, j, i, f)) for f in range(len(flows))]
+    if any(t is None for t in done):
+        f = done.index(None)
+        _infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
+    return max(done)
+
+
+def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
+    if len(schedule.starts) != len(instance.cojobs):
+        _infeasible(f"(8) starts has {len(schedule.starts)} cojobs, instance {len(instance.cojobs)}")
+    for g, cojob in enumerate(instance.cojobs):
+        if len(schedule.starts[g]) != len(cojob.jobs):
+            _infeasible(f"(8) starts[{g}] has {len(schedule.starts[g])} jobs, need {len(cojob.jobs)}")
+        for j, job in enumerate(cojob.jobs):
+            if len(schedule.starts[g][j]) != job.stages:
+                _infeasible(f"(8) starts[{g}][{j}] has {len(schedule.starts[g][j])} stages, "
+                            f"job runs {job.stages}")
+
+
+def _integrate(instance: Instance, schedule: Schedule):
+    """Per flow instance: first time with positive rate, last such end time, bytes sent."""
+    first, finish, sent = {}, {}, {}
+    cap = instance.capacity * (1 + TOL)
+    last_end = 0.0
+    for n, seg in enumerate(schedule.segments):
+        if seg.t1 < seg.t0 or seg.t0 < last_end - TOL:
+            _infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) is empty-negative or overlaps "
+                        f"the previous one")
+        last_end = seg.t1
+        port = np.zeros(instance.n_ports)
+        for g, j, i, f, rate in seg.rates:
+            s, d, _ = _flow(instance, g, j, i, f, n)
+            if rate < 0:
+                _infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} < 0 in segment {n}")
+            port[s] += rate
+            port[instance.machines + d] += rate
+            if rate > 0 and seg.t1 > seg.t0:
+                key = (g, j, i, f)
+                first.setdefault(key, seg.t0)
+                finish[key] = seg.t1
+                sent[key] = sent.get(key, 0.0) + rate * (seg.t1 - seg.t0)
+        _check_ports(instance, port, cap, seg)
+    return first, finish, sent
+
+
+def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
+    try:
+        job = instance.cojobs[g].jobs[j]
+        flow = job.flows[f]
+    except IndexError:
+        _infeasible(f"(5) segment {n} names flow ({g},{j},{i},{f}), which does not exist")
+    if not 1 <= i <= instance.cojobs[g].iterations[job.stages - 1]:
+        _infeasible(f"(5) segment {n}: job ({g},{j}) has no iteration {i}")
+    return flow
+
+
+def _check_ports(instance: Instance, port: np.ndarray, cap: float, seg: Segment) -> None:
+    p = int(np.argmax(port))
+    if port[p] > cap:
+        eq = "(11)" if p < instance.machines else "(10)"
+        kind = "ingress" if p < instance.machines else "egress"
+        _infeasible(f"{eq} {kind} port {p} at [{seg.t0:g}, {seg.t1:g}): load {port[p]:.9g} > "
+                    f"capacity {instance.capacity:g}")
+
+
+def _check_job(instance, schedule, g, j, first, finish, sent, stage_done) -> None:
+    cojob = instance.cojobs[g]
+    job = cojob.jobs[j]
+    prev_done = None
+    for k in range(job.stages):
+        start = schedule.starts[g][j][k]
+        _check_stage_start(instance, schedule, g, j, k, start, stage_done)
+        for i in range((cojob.iterations[k - 1] if k else 0) + 1, cojob.iterations[k] + 1):
+            release = (start if i == (cojob.iterations[k - 1] if k else 0) + 1 else prev_done)
+            release += job.compute
+            for f, (_, _, size) in enumerate(job.flows):
+                key = (g, j, i, f)
+                got = sent.get(key, 0.0)
+                if abs(got - size) > TOL * max(1.0, size):
+                    _infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends {got:.9g} "
+                                f"of {size:g} bytes")
+                if first[key] < release - TOL * max(1.0, release):
+                    eq = "(6)-(7)" if i > (cojob.iterations[k - 1] if k else 0) + 1 else "(6)-(8)"
+                    _infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
+                                f"{first[key]:g} before its release {release:g}")
+            prev_done = max(finish[g, j, i, f] for f in range(len(job.flows)))
+
+
+def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
+    cojob = instance.cojobs[g]
+    ref = cojob.alive(k)[0]
+    other = schedule.starts[g][ref][k]
+    if abs(start - other) > TOL * max(1.0, abs(start)):
+        _infeasible(f"(8) cojob {g} stage {k + 1}: job {j} starts at {start:g}, job {ref} at {other:g}")
+    earliest = stage_done[g][k - 1] if k else cojob.arrival
+    if start < earliest - TOL * max(1.0, earliest):
+        eq = "(8)" if k else "(9)"
+        _infeasible(f"{eq} cojob {g} stage {k + 1}: job {j} starts at {start:g} before "
+                    f"{'S_{g,k-1}' if k else 'arrival'} = {earliest:g}")
+
+
+def _infeasible(message: str):
+    raise InfeasibleSchedule(message)
+
+
+def _readonly(values) -> np.ndarray:
+    arr = np.array(values, dtype=float)
+    arr.flags.writeable = False
+    return arr
