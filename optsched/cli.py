@@ -101,9 +101,16 @@ def cmd_compare(args) -> None:
     print(table)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (exit 2), like every other user error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="optsched", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = _Parser(prog="optsched", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     family = dict(choices=list(FAMILIES), metavar="FAMILY")
 
     s = sub.add_parser("families", help="the five families, one line each")
