@@ -1,0 +1,58 @@
+"""solvers/highs.py: statuses, bounds, time limits and versions of the one HiGHS wrapper."""
+
+import math
+
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from optsched.result import SolveStatus
+from optsched.solvers.highs import relax_integrality, solve_model
+
+
+def knapsack(n=3, rows=1, seed=0):
+    rng = np.random.default_rng(seed)
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    value, weight = rng.integers(10, 100, n), rng.integers(10, 100, (rows, n))
+    m.obj = pyo.Objective(expr=sum(int(value[i]) * m.x[i] for i in range(n)), sense=pyo.maximize)
+    m.cap = pyo.Constraint(range(rows), rule=lambda m, r: sum(
+        int(weight[r, i]) * m.x[i] for i in range(n)) <= int(weight[r].sum()) // 2)
+    return m
+
+
+def test_optimal_with_zero_gap_and_version():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(3), domain=pyo.Binary)
+    m.obj = pyo.Objective(expr=-sum((i + 1) * m.x[i] for i in range(3)))
+    m.c = pyo.Constraint(expr=sum(m.x[i] for i in range(3)) <= 2)
+    rep = solve_model(m)
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == pytest.approx(-5)
+    assert rep.bound == pytest.approx(-5) and rep.has_solution
+    assert rep.info["mip_rel_gap"] == 0.0 and rep.info["threads"] == 1
+    assert rep.info["solver_version"].count(".") == 2
+    assert pyo.value(m.x[2]) == pytest.approx(1)
+
+
+def test_infeasible_has_no_solution_and_infinite_objective():
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(domain=pyo.Binary)
+    m.obj = pyo.Objective(expr=m.x)
+    m.c = pyo.Constraint(expr=m.x >= 2)
+    rep = solve_model(m)
+    assert rep.status is SolveStatus.INFEASIBLE and math.isinf(rep.objective) and not rep.has_solution
+
+
+def test_time_limit_returns_incumbent_and_bound():
+    m = knapsack(n=300, rows=60, seed=1)
+    rep = solve_model(m, time_limit=0.3)
+    assert rep.status is SolveStatus.TIME_LIMIT
+    if rep.has_solution:  # maximisation: the dual bound is above the incumbent
+        assert rep.bound is None or rep.bound >= rep.objective - 1e-6
+
+
+def test_lp_relaxation_bounds_the_mip():
+    m = knapsack(n=12, rows=2, seed=3)
+    mip = solve_model(m).objective
+    lp = solve_model(relax_integrality(m)).objective
+    assert lp >= mip - 1e-9
