@@ -1,0 +1,115 @@
+"""Seeded ring_contention (SJF-BCO, seeds/002) instances.
+
+Presets
+-------
+tiny
+    2 servers x 2–4 GPUs (or 3 x 2), 3 jobs with G in {1..4}, F in [60, 120], tau0 in [0.02, 0.05],
+    worst-case contention+overhead share 50% so that contention matters (digest §7.1): brute-forcible.
+small
+    2 x 4 GPUs, 6 jobs {1:3, 2:2, 4:1}, F in [100, 300]: the exact MILP solves in seconds.
+paper
+    Sec. 7: 160 jobs (80x1, 14x2, 26x4, 30x8, 8x16, 2x32 GPUs), F in [1000, 6000], tau0 in
+    [0.01, 0.05] with rho_hat = F tau0 in [50, 300] (rejection sampling, digest X1), 20 servers with
+    O_s uniform in {4, 8, 16, 32}, T = 1200, contention + overhead <= 15% of the execution time in
+    the worst case, contention and overhead given equal worst-case shares (our reading of xi1 = xi2,
+    digest E3).
+
+Calibration (digest §7.2; the paper gives none of alpha, b^e, b^i, C, m_j, M_j, Δ^f, Δ^b): b^e = 1,
+b^i = 10, alpha = 0.1, xi1 = 1, C = 50. ``extra_cap`` X/(1+X) bounds the worst-case extra time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from optsched.errors import InvalidInstance
+from optsched.problems.ring_contention import Instance, Job
+
+PRESETS = ("tiny", "small", "paper")
+
+PAPER_MIX = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
+BW_RATIO, ALPHA, REDUCE_SPEED = 10.0, 0.1, 50.0
+
+
+def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
+    """A seeded instance of ``preset`` (``tiny`` | ``small`` | ``paper``); ``overrides`` go to
+    :func:`build` (e.g. ``n_servers=10, horizon=1500`` for Fig. 6)."""
+    if preset not in PRESETS:
+        raise InvalidInstance(f"preset: unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+    rng = np.random.default_rng(seed)
+    if preset == "tiny":
+        shape = int(rng.integers(3))
+        servers = ((4, 4), (3, 2), (2, 2, 2))[shape]
+        sizes = tuple(int(g) for g in rng.integers(1, 5, size=3))
+        params = dict(servers=servers, sizes=sizes, f_range=(60, 120), tau_range=(0.02, 0.05),
+                      extra_cap=0.5, horizon=16)
+    elif preset == "small":
+        params = dict(servers=(4, 4), sizes=(1, 1, 1, 2, 2, 4), f_range=(100, 300),
+                      tau_range=(0.02, 0.05), extra_cap=0.5, horizon=30)
+    else:
+        params = dict(n_servers=20, sizes=_expand(PAPER_MIX), f_range=(1000, 6000),
+                      tau_range=(0.01, 0.05), rho_range=(50, 300), extra_cap=0.15, horizon=1200)
+    params.update(overrides)
+    return build(rng, name=f"{preset}-{seed}", **params)
+
+
+def build(rng: np.random.Generator, *, sizes, f_range, tau_range, extra_cap, horizon,
+          servers=None, n_servers=None, capacities=(4, 8, 16, 32), rho_range=None,
+          shuffle=True, name="") -> Instance:
+    """Instance from job sizes ``sizes`` (G_j) and calibration ranges (digest §7.2 steps 1–7)."""
+    if servers is None:
+        servers = tuple(int(c) for c in rng.choice(capacities, size=n_servers))
+    sizes = list(sizes)
+    if shuffle:
+        rng.shuffle(sizes)  # trace order
+    base = [_draw_job(rng, f_range, tau_range, rho_range) for _ in sizes]
+    extra = extra_cap / (1 - extra_cap)
+    p_max = max(1, min(max(servers), sum(1 for g in sizes if g >= 2)))
+    f_max = p_max + ALPHA * (p_max - 1)
+    xi2 = _overhead(servers, sizes, base, extra)
+    jobs = tuple(_job(rng, g, f, tau0, extra, f_max, xi2) for g, (f, tau0) in zip(sizes, base))
+    return Instance(servers=tuple(servers), jobs=jobs, bw_inter=1.0, bw_intra=BW_RATIO,
+                    reduce_speed=REDUCE_SPEED, alpha=ALPHA, xi1=1.0, xi2=xi2, horizon=int(horizon),
+                    name=name)
+
+
+def _expand(mix: dict[int, int]) -> tuple[int, ...]:
+    return tuple(g for g, count in mix.items() for _ in range(count))
+
+
+def _draw_job(rng, f_range, tau_range, rho_range) -> tuple[int, float]:
+    """F_j and tau0_j; with ``rho_range``, redrawn until F tau0 lies in it (digest X1)."""
+    while True:
+        f = int(rng.integers(f_range[0], f_range[1] + 1))
+        tau0 = float(rng.uniform(*tau_range))
+        if rho_range is None or rho_range[0] <= f * tau0 <= rho_range[1]:
+            return f, tau0
+
+
+def _overhead(servers, sizes, base, extra) -> float:
+    """xi2: half of the worst-case extra for the widest ring, and <= tau0 / 4 (digest §7.2 step 5)."""
+    cands = [0.25 * min(tau0 for _, tau0 in base)]
+    for g, (_, tau0) in zip(sizes, base):
+        n_max = min(g, len(servers))
+        if n_max >= 2:
+            cands.append(extra * tau0 / (2 * (n_max - 1)))
+    return round(min(cands), 9)
+
+
+def _job(rng, g, f, tau0, extra, f_max, xi2) -> Job:
+    """Physical parameters with tau(1 server) = tau0 and worst-case extra <= extra * tau0."""
+    if g == 1:
+        grad, red = 0.0, 0.0
+        e_intra = 0.0
+    else:
+        e_inter = (extra * tau0 / 2) / (f_max - 1 / BW_RATIO)  # exchange time at b^e, no contention
+        grad = e_inter * g / (2 * (g - 1))  # b^e = 1: e_inter = 2 m (g-1)/g
+        e_intra = e_inter / BW_RATIO
+        red = grad * (g - 1) / g / REDUCE_SPEED
+    rest = tau0 - e_intra - red - xi2
+    batch = int(rng.choice((16, 32, 64)))
+    return Job(gpus=int(g), iterations=int(f), grad_size=grad, batch=batch,
+               fp_time=0.7 * rest / batch, bp_time=0.3 * rest)
+
+
+__all__ = ["PRESETS", "PAPER_MIX", "build", "generate"]

@@ -1,0 +1,456 @@
+"""ring_contention solvers — SJF-BCO (Yu et al., MobiHoc'22; seeds/002), its baselines, exact, bounds.
+
+Methods
+-------
+exact        M1 time-indexed MILP (digest §3.3), horizon = best heuristic makespan, gap 0.
+lower_bound  max(LB_len, LB_area, LB_conf) and, on small instances, the dual bound of M3 (14)–(16)
+             with contention-free durations (digest §3.5).
+sjf_bco      Algorithm 1: SJF order, bisection on theta_u in [1, T], kappa loop, FA-FFP (Alg. 2)
+             for G_j <= kappa, LBSGF (Alg. 3) otherwise.
+first_fit, list_scheduling, random   the baselines of Sec. 7.2 (FF and LS with their own bisection
+             on theta_u, RAND with theta_u = T), all in the same event-driven pass.
+
+Execution semantics (the paper leaves them implicit; digest §4.0): jobs are placed one by one in
+order at a monotone clock t; a GPU is *available* to j iff it is idle at t and U[g] + rho_hat_j/u <=
+theta_u (text below Alg. 2); with too few available GPUs the pass waits for the next completion
+("wait for some job to exit", Alg. 2 lines 8–9, Alg. 3 lines 11–12) and fails when nothing runs.
+U is a budget and never decreases. Progress is simulated with the exact model (6)–(9), so T_j and
+the pass makespan are exact. rho_hat_j = F_j tau_j(n_min_j, 1), u = 1 (digest A5).
+Resolved ambiguities: the pass state is reset for every (theta, kappa) (A6); an infeasible pass
+scores T (A7); theta = floor((left + right) / 2) (A8); FA-FFP's line 4 is taken literally (least U,
+ties by server then GPU index; A1) — this makes FA-FFP identical to LS; LBSGF picks the first G_j
+GPUs of its list (A11); kappa runs over the distinct G values (A12, exactly equivalent to 1..n_g).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from optsched.models import ring_contention as rm
+from optsched.problems.ring_contention import Instance, Schedule
+from optsched.registry import Method
+from optsched.result import Outcome, SolveStatus
+from optsched.solvers.highs import solve_model
+
+EPS = 1e-9
+BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
+
+
+def rho_hat(inst: Instance) -> list[float]:
+    """Estimated execution time rho_hat_j = F_j tau_j(n_min_j, 1) in slots (digest §4.0.7)."""
+    return [job.iterations * inst.tau(j, inst.min_servers(j), 1) for j, job in enumerate(inst.jobs)]
+
+
+def sjf_order(inst: Instance) -> list[int]:
+    """Alg. 1 line 3: jobs by G_j ascending (ties by index)."""
+    return sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].gpus, j))
+
+
+# ----------------------------------------------------------------------------------------------
+# The event-driven pass (digest §4.0)
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class Pass:
+    """State of one list-scheduling pass at budget ``theta``: clock, U[g], GPU occupancy, progress."""
+
+    inst: Instance
+    theta: float
+    est: list[float]
+    t: int = 0
+    U: list[float] = field(default_factory=list)
+    occ: list[int | None] = field(default_factory=list)
+    running: dict[int, list[int]] = field(default_factory=dict)
+    rem: dict[int, int] = field(default_factory=dict)
+    start: dict[int, int] = field(default_factory=dict)
+    gpus: dict[int, list[int]] = field(default_factory=dict)
+    finish: dict[int, int] = field(default_factory=dict)
+    _speeds: dict[int, int] | None = None
+
+    def __post_init__(self):
+        self.server = [s for s, cap in enumerate(self.inst.servers) for _ in range(cap)]
+        self.first_gpu = np.cumsum((0,) + self.inst.servers[:-1]).tolist()
+        self.U = [0.0] * len(self.server)
+        self.occ = [None] * len(self.server)
+
+    def available(self, j: int) -> list[int]:
+        """Idle GPUs whose budget admits j: U[g] + rho_hat_j / u <= theta (u = 1), index order."""
+        need = self.est[j]
+        return [g for g, o in enumerate(self.occ) if o is None and self.U[g] + need <= self.theta + EPS]
+
+    def place(self, j: int, gpus: list[int]) -> None:
+        """Start j now on ``gpus`` (Alg. 2 line 6, Alg. 3 lines 8–9)."""
+        for g in gpus:
+            self.occ[g] = j
+            self.U[g] += self.est[j]
+        self.running[j] = gpus
+        self.gpus[j] = gpus
+        self.rem[j] = self.inst.jobs[j].iterations
+        self.start[j] = self.t
+        self._speeds = None
+
+    def speeds(self) -> dict[int, int]:
+        """phi_j = floor(1 / tau_j(n_j, p_j)) of the running jobs, p_j from (6)."""
+        if self._speeds is None:
+            self._speeds = running_speeds(self.inst, {j: self.vector(j) for j in self.running})
+        return self._speeds
+
+    def vector(self, j: int) -> tuple[int, ...]:
+        c = [0] * self.inst.n_servers
+        for g in self.gpus[j]:
+            c[self.server[g]] += 1
+        return tuple(c)
+
+    def advance(self) -> None:
+        """Run until the next completion (ADVANCE of digest §4.0) and free the finished jobs' GPUs."""
+        speeds = self.speeds()
+        delta = min(math.ceil(self.rem[j] / speeds[j]) for j in self.running)
+        self.t += delta
+        for j in list(self.running):
+            self.rem[j] -= speeds[j] * delta
+            if self.rem[j] <= 0:
+                self.finish[j] = self.t
+                for g in self.running.pop(j):
+                    self.occ[g] = None
+        self._speeds = None
+
+    def schedule(self) -> Schedule:
+        js = range(len(self.inst.jobs))
+        return Schedule(tuple(self.start[j] for j in js), tuple(self.vector(j) for j in js))
+
+
+def running_speeds(inst: Instance, vectors: dict[int, tuple[int, ...]]) -> dict[int, int]:
+    """Speeds of jobs running with placement vectors ``vectors`` (eqs. (6)–(8), floor of (9))."""
+    split = {j: c for j, c in vectors.items() if sum(1 for y in c if y > 0) >= 2}
+    count = [0] * inst.n_servers
+    for c in split.values():
+        for s, y in enumerate(c):
+            if y > 0:
+                count[s] += 1
+    out = {}
+    for j, c in vectors.items():
+        n = sum(1 for y in c if y > 0)
+        p = max(count[s] for s, y in enumerate(c) if y > 0) if j in split else 1
+        out[j] = inst.phi(j, n, p)
+    return out
+
+
+Rule = Callable[[Pass, int], "list[int] | None"]
+
+
+def run_pass(inst: Instance, order: list[int], theta: float, rule_for: Callable[[int], Rule],
+             est: list[float] | None = None) -> Pass | None:
+    """One pass: place the jobs of ``order`` with their rule, waiting for completions when needed.
+
+    Returns the finished pass, or None when a job finds no GPUs while nothing runs (infeasible
+    theta, Alg. 2 line 10 / Alg. 3 line 13).
+    """
+    state = Pass(inst, theta, est if est is not None else rho_hat(inst))
+    for j in order:
+        rule = rule_for(j)
+        while True:
+            chosen = rule(state, j)
+            if chosen:
+                state.place(j, chosen)
+                break
+            if not state.running:
+                return None
+            state.advance()
+    while state.running:
+        state.advance()
+    return state
+
+
+def makespan(state: Pass | None, horizon: int) -> int:
+    """m_theta^kappa: max_j T_j, or T for an infeasible pass (digest A7)."""
+    return horizon if state is None else max(state.finish.values())
+
+
+# ----------------------------------------------------------------------------------------------
+# Placement rules
+# ----------------------------------------------------------------------------------------------
+
+def least_u(state: Pass, j: int) -> list[int] | None:
+    """FA-FFP (Alg. 2 lines 2–4), literal: the G_j available GPUs with least U, ties (s, i). Also LS."""
+    cand = state.available(j)
+    need = state.inst.jobs[j].gpus
+    if len(cand) < need:
+        return None
+    return sorted(cand, key=lambda g: (state.U[g], g))[:need]
+
+
+def fa_pack(state: Pass, j: int) -> list[int] | None:
+    """FA-FFP "pack" variant (digest §4.2, not the paper's text): partially occupied servers first."""
+    cand = state.available(j)
+    need = state.inst.jobs[j].gpus
+    if len(cand) < need:
+        return None
+    busy = {state.server[g] for g, o in enumerate(state.occ) if o is not None}
+    return sorted(cand, key=lambda g: (state.server[g] not in busy, state.server[g], state.U[g], g))[:need]
+
+
+def first_fit(state: Pass, j: int) -> list[int] | None:
+    """FF (Sec. 7.2): the first G_j available GPUs in (server, GPU) index order."""
+    cand = state.available(j)
+    need = state.inst.jobs[j].gpus
+    return cand[:need] if len(cand) >= need else None
+
+
+def lbsgf(lam: float) -> Rule:
+    """LBSGF (Alg. 3) with server-selection factor lambda_j = ``lam``."""
+
+    def rule(state: Pass, j: int) -> list[int] | None:
+        inst = state.inst
+        need = inst.jobs[j].gpus
+        ok = set(state.available(j))
+        avg = []
+        for s, cap in enumerate(inst.servers):
+            first = state.first_gpu[s]
+            avg.append((sum(state.U[first:first + cap]) / cap, s))  # line 2: average U per server
+        chosen, total = [], 0
+        for _, s in sorted(avg):  # line 2: shortest prefix with sum O_s >= lambda_j G_j
+            chosen.append(s)
+            total += inst.servers[s]
+            if total >= lam * need:
+                break
+        pool = []
+        for s in chosen:  # lines 4–5: available GPUs of each selected server, least U first
+            first = state.first_gpu[s]
+            gs = [g for g in range(first, first + inst.servers[s]) if g in ok]
+            pool.extend(sorted(gs, key=lambda g: (state.U[g], g)))
+        return pool[:need] if len(pool) >= need else None  # lines 6–7
+
+    return rule
+
+
+def random_rule(rng: np.random.Generator) -> Rule:
+    """RAND (Sec. 7.2): G_j GPUs uniformly at random among the available ones (digest A15)."""
+
+    def rule(state: Pass, j: int) -> list[int] | None:
+        cand = state.available(j)
+        need = state.inst.jobs[j].gpus
+        if len(cand) < need:
+            return None
+        return sorted(int(g) for g in rng.choice(cand, size=need, replace=False))
+
+    return rule
+
+
+# ----------------------------------------------------------------------------------------------
+# Algorithm 1 (SJF-BCO) and the bisection shared with FF and LS
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class SearchResult:
+    """Best pass of a theta search: makespan m (T = failure), its pass, theta~_u, kappa, #passes."""
+
+    makespan: int
+    state: Pass | None
+    theta: int | None
+    kappa: int | None
+    passes: int
+    log: list = field(default_factory=list)
+
+
+def kappa_values(inst: Instance, kappas: str | Iterable[int] = "distinct") -> list[int]:
+    """kappa in [1, n_g] (Alg. 1 line 7); ``"distinct"``: one kappa per set {j : G_j <= kappa},
+    its smallest member (gives exactly the passes and ties of ``"all"``, digest A12)."""
+    n_g = inst.max_gpus
+    if kappas == "all":
+        return list(range(1, n_g + 1))
+    if kappas == "distinct":
+        return sorted({1} | {job.gpus for job in inst.jobs})
+    return [int(k) for k in kappas]
+
+
+def bisection(inst: Instance, horizon: int, rules: list[tuple[int | None, Callable[[int], Rule]]],
+              order: list[int]) -> SearchResult:
+    """Alg. 1 lines 4–24: bisection on integer theta in [1, T]; at each theta the best of ``rules``
+    (the kappa loop, lines 7–18); move right <- theta - 1 iff the global best improved."""
+    est = rho_hat(inst)
+    best = SearchResult(horizon, None, None, None, 0)
+    left, right = 1, horizon
+    while left <= right:
+        theta = (left + right) // 2  # line 6 (floored)
+        m_theta, s_theta, k_theta = horizon, None, None
+        for kappa, rule_for in rules:
+            state = run_pass(inst, order, theta, rule_for, est)
+            best.passes += 1
+            m = makespan(state, horizon)
+            best.log.append((theta, kappa, m))
+            if m < m_theta:  # lines 17–18
+                m_theta, s_theta, k_theta = m, state, kappa
+        if m_theta < best.makespan:  # lines 19–21
+            best.makespan, best.state, best.theta, best.kappa = m_theta, s_theta, theta, k_theta
+            right = theta - 1
+        else:  # lines 22–23
+            left = theta + 1
+    return best
+
+
+def sjf_bco_search(inst: Instance, horizon: int | None = None, lam: float = 1.0,
+                   kappas: str | Iterable[int] = "distinct", fa_variant: str = "literal") -> SearchResult:
+    """Algorithm 1 (SJF-BCO) with FA-FFP for G_j <= kappa and LBSGF(lambda) otherwise."""
+    horizon = horizon or inst.horizon
+    fa = least_u if fa_variant == "literal" else fa_pack
+    lb = lbsgf(lam)
+    rules = [(k, (lambda k: lambda j: fa if inst.jobs[j].gpus <= k else lb)(k))
+             for k in kappa_values(inst, kappas)]
+    return bisection(inst, horizon, rules, sjf_order(inst))
+
+
+def _outcome(inst: Instance, result: SearchResult, **info) -> Outcome:
+    if result.state is None or result.makespan >= inst.horizon:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"failed": True, "passes": result.passes, **info})
+    times = [result.state.finish[j] for j in range(len(inst.jobs))]
+    return Outcome(result.state.schedule(), SolveStatus.FEASIBLE, info={
+        "theta": result.theta, "kappa": result.kappa, "passes": result.passes,
+        "avg_jct": sum(times) / len(times), **info})
+
+
+def sjf_bco(inst: Instance, *, time_limit: float | None = None, seed: int = 0, lam: float = 1.0,
+            kappas: str | Iterable[int] = "distinct", fa_variant: str = "literal") -> Outcome:
+    """SJF-BCO (Algorithm 1) with lambda_j = ``lam`` for all j; deterministic (``seed`` unused)."""
+    return _outcome(inst, sjf_bco_search(inst, lam=lam, kappas=kappas, fa_variant=fa_variant))
+
+
+def first_fit_baseline(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """First-Fit (Sec. 7.2, [17]) in SJF order with its own theta_u bisection (no kappa loop)."""
+    return _outcome(inst, bisection(inst, inst.horizon, [(None, lambda j: first_fit)], sjf_order(inst)))
+
+
+def list_scheduling(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """List-Scheduling (Sec. 7.2, [17]): least-U GPUs, SJF order, its own theta_u bisection."""
+    return _outcome(inst, bisection(inst, inst.horizon, [(None, lambda j: least_u)], sjf_order(inst)))
+
+
+def random_baseline(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """RAND (Sec. 7.2, [19]): random available GPUs, theta_u = T, one seeded pass."""
+    rule = random_rule(np.random.default_rng(seed))
+    state = run_pass(inst, sjf_order(inst), inst.horizon, lambda j: rule)
+    result = SearchResult(makespan(state, inst.horizon), state, inst.horizon, None, 1)
+    return _outcome(inst, result)
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact, bounds, guarantee
+# ----------------------------------------------------------------------------------------------
+
+def upper_bound_schedule(inst: Instance) -> tuple[int, Schedule | None]:
+    """Best of SJF-BCO, FF and LS: the horizon H of M1 (digest §3.3 "Horizon")."""
+    best = (inst.horizon, None)
+    for method in (sjf_bco, first_fit_baseline, list_scheduling):
+        out = method(inst)
+        if out.schedule is not None:
+            m = max(run_finish(inst, out.schedule))
+            if m < best[0] or best[1] is None:
+                best = (m, out.schedule)
+    return best
+
+
+def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
+    """T_j of a (start, placement) schedule by the event-driven simulation of digest §3.1."""
+    n = len(inst.jobs)
+    rem = [job.iterations for job in inst.jobs]
+    finish = [0] * n
+    t, running, waiting = 0, set(), sorted(range(n), key=lambda j: schedule.starts[j])
+    while waiting or running:
+        while waiting and schedule.starts[waiting[0]] <= t:
+            running.add(waiting.pop(0))
+        if not running:
+            t = schedule.starts[waiting[0]]
+            continue
+        speeds = running_speeds(inst, {j: schedule.placements[j] for j in running})
+        delta = min(math.ceil(rem[j] / speeds[j]) for j in running)
+        if waiting:
+            delta = min(delta, schedule.starts[waiting[0]] - t)
+        t += delta
+        for j in list(running):
+            rem[j] -= speeds[j] * delta
+            if rem[j] <= 0:
+                finish[j] = t
+                running.discard(j)
+    return finish
+
+
+def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """Optimal makespan by M1 (gap 0) with H = best heuristic makespan; Outcome lower bound = dual."""
+    ub, incumbent = upper_bound_schedule(inst)
+    lb = max(simple_lower_bound_value(inst), 1)
+    if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
+        return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
+                       {"model_objective": float(ub), "horizon": ub, "closed_by": "lower bound"})
+    model = rm.build_exact(inst, ub, lower_bound=lb)
+    rep = solve_model(model, time_limit=time_limit, seed=seed)
+    info = {**rep.info, "horizon": ub, "n_vars": model.nvariables(),
+            "n_constraints": model.nconstraints()}
+    if rep.has_solution:
+        info["model_objective"] = rep.objective
+        return Outcome(rm.extract_schedule(inst, model), rep.status, rep.bound, info)
+    status = SolveStatus.TIME_LIMIT if rep.status is SolveStatus.TIME_LIMIT else rep.status
+    return Outcome(incumbent, status, rep.bound, info)
+
+
+def simple_lower_bound_value(inst: Instance) -> int:
+    return max(rm.simple_lower_bound(inst).values())
+
+
+def budget_bound(inst: Instance, time_limit: float | None = None, seed: int = 0) -> tuple[float | None, dict]:
+    """Dual bound of M3 with contention-free durations (valid LB; digest §3.5)."""
+    model = rm.build_budget(inst, durations="lower")
+    rep = solve_model(model, time_limit=time_limit, seed=seed)
+    bound = rep.bound if rep.bound is not None else None
+    if bound is not None:
+        bound = math.ceil(bound - 1e-6)  # makespans are integral
+    return bound, {"m3_status": rep.status.value, "m3_bound": rep.bound, "m3_runtime_s": rep.runtime_s}
+
+
+def lower_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """max(LB_len, LB_area, LB_conf), and M3's dual bound when |J| * N <= BUDGET_MAX_VARS."""
+    parts = rm.simple_lower_bound(inst)
+    value, info = max(parts.values()), dict(parts)
+    if len(inst.jobs) * inst.n_gpus <= BUDGET_MAX_VARS:
+        m3, m3_info = budget_bound(inst, time_limit, seed)
+        info.update(m3_info)
+        if m3 is not None:
+            value = max(value, m3)
+    return Outcome(None, SolveStatus.FEASIBLE, float(value), info)
+
+
+def constants(inst: Instance) -> dict[str, float]:
+    """Phi, u, l of Lemma 4 / Theorem 5 on the instance (digest §5.3), with rho_hat of §4.0.7."""
+    est = rho_hat(inst)
+    lo, hi = [], []
+    for j in range(len(inst.jobs)):
+        lo.append(rm.duration(inst, j, inst.min_servers(j)))
+        n_max = inst.max_servers(j)
+        hi.append(rm.duration(inst, j, n_max, inst.max_contention if n_max >= 2 else 1))
+    phi = max(h / l for h, l in zip(hi, lo))
+    u = max(1.0, max(e / l for e, l in zip(est, lo)))
+    low = min(e / h for e, h in zip(est, hi))
+    return {"n_g": inst.max_gpus, "Phi": phi, "u": u, "l": low}
+
+
+def theorem5_bound(inst: Instance) -> float:
+    """Theorem 5's claimed ratio n_g Phi u / l."""
+    c = constants(inst)
+    return c["n_g"] * c["Phi"] * c["u"] / c["l"]
+
+
+METHODS = (
+    Method("exact", "exact", exact, description="M1 time-indexed MILP with contention levels, gap 0"),
+    Method("lower_bound", "bound", lower_bound,
+           description="max(length, area, conflict) bounds and M3 (14)-(16) dual bound when small"),
+    Method("sjf_bco", "algorithm", sjf_bco, theorem5_bound,
+           "Algorithm 1: SJF order, theta bisection, kappa loop, FA-FFP / LBSGF"),
+    Method("first_fit", "baseline", first_fit_baseline,
+           description="First-Fit GPUs, SJF order, own theta bisection"),
+    Method("list_scheduling", "baseline", list_scheduling,
+           description="least-loaded GPUs, SJF order, own theta bisection"),
+    Method("random", "baseline", random_baseline, description="random available GPUs, theta = T"),
+)
+DEFAULT_METHOD = "sjf_bco"
