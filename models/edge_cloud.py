@@ -1,0 +1,287 @@
+"""Pyomo models of She et al. (seeds/001) for edge_cloud.
+
+- :func:`build_exact` — the offline problem (2) as a time-indexed MILP (integral slots), exact for
+  :func:`optsched.problems.edge_cloud.verify`'s semantics. Non-linear parts of (2) are linearised
+  exactly (digest §3.3): contiguity by start/end/active binaries, ``y = nw * al`` and ``z = pi * al``
+  by product linearisation, and the throughput constraint (2e) ``p_j(xi_j) sum y >= E D M`` by the
+  integer threshold form ``sum y >= R0_j - (R0_j - R1_j) xi_j`` (worker-slots are integers).
+  (2f) is enforced in its binding direction ``xi_j = 1 => all workers on the PS's server``.
+- :func:`build_batch` — the batch problem (3) of round ``i``: maximise the number of jobs of ``J_i``
+  run entirely inside the window ``(tau_i, 2 tau_i]`` (``fixed_start=True``: all start at
+  ``tau_i + 1``, the class A_maxsche searches).
+- :func:`enumerate_columns`, :func:`build_packing`, :func:`build_dual` — the packing ILP (4) over
+  enumerated in-window schedules (columns), its LP relaxation and the dual (5).
+
+All index sets are sparse: a variable exists only where the job may use the server (``t >= a_j +
+Delta_js``, capacity > 0) and inside the job's admissible slots.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from optsched.problems.edge_cloud import Instance, Run, Schedule
+
+
+# ---------------------------------------------------------------- bounds shared by the builders
+def earliest_start(instance: Instance, j: int) -> int:
+    """First slot job ``j`` can use: some worker server and some PS server must be ready (2i)."""
+    job = instance.jobs[j]
+    w = min(job.delay[s] for s in range(instance.n_servers) if instance.workers[s][job.worker_type])
+    p = min(job.delay[s] for s in range(instance.n_servers) if instance.ps[s][job.ps_type])
+    return job.arrival + max(w, p)
+
+
+def min_flow(instance: Instance, j: int) -> int:
+    """A lower bound on ``c_j - a_j``: earliest start plus the co-located duration with ``D_j``
+    workers, minus one (the run occupies slots ``h..c``)."""
+    job = instance.jobs[j]
+    return earliest_start(instance, j) + math.ceil(job.required(1) / job.chunks) - 1 - job.arrival
+
+
+def deadlines(instance: Instance, upper_bound: float) -> list[int]:
+    """Latest completion of each job in some optimal schedule, given any feasible total flow
+    ``upper_bound``: ``c_j <= a_j + UB - sum_{k != j} LB_k`` (digest §3.3, valid tightening)."""
+    lbs = [min_flow(instance, j) for j in range(len(instance.jobs))]
+    total = sum(lbs)
+    return [job.arrival + int(math.floor(upper_bound + 1e-9)) - (total - lbs[j])
+            for j, job in enumerate(instance.jobs)]
+
+
+# ---------------------------------------------------------------- exact model (2) and batch (3)
+def build_exact(instance: Instance, deadline: list[int]) -> pyo.ConcreteModel:
+    """Time-indexed MILP of (2): min ``sum_j (c_j - a_j)`` with ``c_j <= deadline[j]``.
+
+    Exact on integral slots whenever ``deadline`` is valid (e.g. from :func:`deadlines`).
+    ``model.flow_offset`` holds ``sum_j a_j`` so that ``objective = sum_t t ep - offset``.
+    """
+    slots = {j: range(earliest_start(instance, j), deadline[j] + 1) for j in range(len(instance.jobs))}
+    m = _core(instance, slots, batch=False)
+    m.obj = pyo.Objective(expr=sum(t * m.ep[j, t] for j, t in m.JT) - sum(job.arrival for job in instance.jobs))
+    return m
+
+
+def build_batch(instance: Instance, jobs: list[int], tau: int, *, fixed_start: bool = False) -> pyo.ConcreteModel:
+    """Batch problem (3) of the round deciding at ``tau``: max ``sum x_j`` over the jobs ``jobs``
+    run inside the window ``tau+1..2 tau`` with full capacities (A_online's windows are disjoint, so
+    a round starts on empty resources). ``fixed_start`` restricts starts to ``tau + 1``."""
+    slots = {j: range(max(tau + 1, earliest_start(instance, j)), 2 * tau + 1) for j in jobs}
+    m = _core(instance, slots, batch=True)
+    if fixed_start:
+        for j, t in m.JT:
+            if t != tau + 1:
+                m.sg[j, t].fix(0)
+    m.obj = pyo.Objective(expr=sum(m.x[j] for j in m.J), sense=pyo.maximize)
+    return m
+
+
+def _core(instance: Instance, slots: dict[int, range], batch: bool) -> pyo.ConcreteModel:
+    """Variables and constraints (2a)-(2l) on the sparse sets; ``batch`` adds ``x_j`` as in (3b)."""
+    m = pyo.ConcreteModel()
+    J = [j for j in slots if len(slots[j])]
+    S = range(instance.n_servers)
+    m.J = pyo.Set(initialize=J)
+    m.JT = pyo.Set(dimen=2, initialize=[(j, t) for j in J for t in slots[j]])
+    ws = [(j, s) for j in J for s in S if instance.workers[s][instance.jobs[j].worker_type]]
+    ps = [(j, s) for j in J for s in S if instance.ps[s][instance.jobs[j].ps_type]]
+    ready = {(j, s): instance.jobs[j].arrival + instance.jobs[j].delay[s] for j in J for s in S}
+    m.JS_w = pyo.Set(dimen=2, initialize=ws)
+    m.JS_p = pyo.Set(dimen=2, initialize=ps)
+    m.Y = pyo.Set(dimen=3, initialize=[(j, s, t) for j, s in ws for t in slots[j] if t >= ready[j, s]])
+    m.Z = pyo.Set(dimen=3, initialize=[(j, s, t) for j, s in ps for t in slots[j] if t >= ready[j, s]])
+    ub = {(j, s): min(instance.jobs[j].chunks, instance.workers[s][instance.jobs[j].worker_type])
+          for j, s in ws}
+    m.y = pyo.Var(m.Y, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s, t: (0, ub[j, s]))
+    m.z = pyo.Var(m.Z, domain=pyo.Binary)
+    m.nw = pyo.Var(m.JS_w, domain=pyo.NonNegativeIntegers, bounds=lambda _, j, s: (0, ub[j, s]))
+    m.pi = pyo.Var(m.JS_p, domain=pyo.Binary)
+    m.al = pyo.Var(m.JT, domain=pyo.Binary)
+    m.sg = pyo.Var(m.JT, domain=pyo.Binary)
+    m.ep = pyo.Var(m.JT, domain=pyo.Binary)
+    m.xi = pyo.Var(m.J, domain=pyo.Binary)
+    if batch:
+        m.x = pyo.Var(m.J, domain=pyo.Binary)  # (3a)
+    one = (lambda j: m.x[j]) if batch else (lambda j: 1)
+    c = m.c = pyo.ConstraintList()
+    for j in J:
+        _job_constraints(m, c, instance, j, slots[j], ready, ub, one(j))
+    _capacity_constraints(m, instance)
+    return m
+
+
+def _job_constraints(m, c, instance, j, slots, ready, ub, one) -> None:
+    """One job: one contiguous run (2c,2d,2j,2k), worker/PS products, (2a), (2b), (2e), (2f), (2i)."""
+    job = instance.jobs[j]
+    first = slots[0]
+    c.add(sum(m.sg[j, t] for t in slots) == one)
+    c.add(sum(m.ep[j, t] for t in slots) == one)
+    for t in slots:
+        prev_al = m.al[j, t - 1] if t > first else 0
+        prev_ep = m.ep[j, t - 1] if t > first else 0
+        c.add(m.al[j, t] == prev_al + m.sg[j, t] - prev_ep)
+        c.add(m.ep[j, t] <= m.al[j, t])
+    servers_w = [s for (jj, s) in m.JS_w if jj == j]
+    servers_p = [s for (jj, s) in m.JS_p if jj == j]
+    for s in servers_w:
+        U = ub[j, s]
+        early = [t for t in slots if t < ready[j, s]]
+        # (2i): no workers on s if the job starts before s is ready
+        c.add(m.nw[j, s] <= U * (1 - sum(m.sg[j, t] for t in early)))
+        for t in slots:
+            if t >= ready[j, s]:
+                c.add(m.y[j, s, t] <= m.nw[j, s])
+                c.add(m.y[j, s, t] <= U * m.al[j, t])
+                c.add(m.y[j, s, t] >= m.nw[j, s] - U * (1 - m.al[j, t]))
+    for s in servers_p:
+        early = [t for t in slots if t < ready[j, s]]
+        c.add(m.pi[j, s] <= 1 - sum(m.sg[j, t] for t in early))  # (2i) for the PS
+        for t in slots:
+            if t >= ready[j, s]:
+                c.add(m.z[j, s, t] <= m.pi[j, s])
+                c.add(m.z[j, s, t] <= m.al[j, t])
+                c.add(m.z[j, s, t] >= m.pi[j, s] + m.al[j, t] - 1)
+    nw_total = sum(m.nw[j, s] for s in servers_w)
+    c.add(nw_total >= one)                                            # at least one worker
+    c.add(nw_total <= job.chunks * one)                               # (2a)
+    c.add(sum(m.pi[j, s] for s in servers_p) == one)                  # (2b)
+    c.add(m.xi[j] <= one)
+    for s in servers_p:                                               # (2f): xi => co-located
+        others = sum(m.nw[j, q] for q in servers_w if q != s)
+        c.add(others <= job.chunks * (2 - m.pi[j, s] - m.xi[j]))
+    if not servers_p:
+        m.xi[j].fix(0)
+    r0, r1 = job.required(0), job.required(1)
+    total = sum(m.y[j, s, t] for s in servers_w for t in slots if t >= ready[j, s])
+    c.add(total >= r0 * one - (r0 - r1) * m.xi[j])                  # (2e), exact integer form
+
+
+def _capacity_constraints(m, instance: Instance) -> None:
+    """(2g) and (2h), summing only over jobs of the type (digest §8 #8)."""
+    w_cells: dict[tuple, list] = {}
+    for j, s, t in m.Y:
+        w_cells.setdefault((s, instance.jobs[j].worker_type, t), []).append(m.y[j, s, t])
+    p_cells: dict[tuple, list] = {}
+    for j, s, t in m.Z:
+        p_cells.setdefault((s, instance.jobs[j].ps_type, t), []).append(m.z[j, s, t])
+    m.cap_w = pyo.Constraint(
+        [k for k, v in w_cells.items() if sum(x.ub for x in v) > instance.workers[k[0]][k[1]]],
+        rule=lambda _, s, u, t: sum(w_cells[s, u, t]) <= instance.workers[s][u])
+    m.cap_p = pyo.Constraint(
+        [k for k, v in p_cells.items() if len(v) > instance.ps[k[0]][k[1]]],
+        rule=lambda _, s, v, t: sum(p_cells[s, v, t]) <= instance.ps[s][v])
+
+
+def extract_schedule(instance: Instance, model: pyo.ConcreteModel) -> Schedule:
+    """The schedule of a solved :func:`build_exact` model (one run per job)."""
+    return Schedule.single([_extract_run(instance, model, j) for j in range(len(instance.jobs))])
+
+
+def extract_batch(instance: Instance, model: pyo.ConcreteModel) -> dict[int, Run]:
+    """Accepted jobs of a solved :func:`build_batch` model and their runs."""
+    return {j: _extract_run(instance, model, j) for j in model.J if model.x[j].value > 0.5}
+
+
+def _extract_run(instance: Instance, m: pyo.ConcreteModel, j: int) -> Run:
+    ts = [t for (jj, t) in m.JT if jj == j]
+    start = next(t for t in ts if m.sg[j, t].value > 0.5)
+    end = next(t for t in ts if m.ep[j, t].value > 0.5)
+    ps = next(s for (jj, s) in m.JS_p if jj == j and m.pi[j, s].value > 0.5)
+    workers = tuple((s, round(m.nw[j, s].value)) for (jj, s) in m.JS_w
+                    if jj == j and round(m.nw[j, s].value) > 0)
+    return Run(start, end, ps, workers)
+
+
+# ---------------------------------------------------------------- packing ILP (4) and dual (5)
+@dataclass(frozen=True)
+class Column:
+    """One in-window schedule ``l in L_j`` of job ``job`` (the data gamma, delta of (4))."""
+
+    job: int
+    run: Run
+
+
+def enumerate_columns(instance: Instance, jobs: list[int], tau: int, *,
+                      fixed_start: bool = False) -> list[Column]:
+    """Every feasible schedule of each job inside ``tau+1..2 tau`` (digest §3.5): start ``h``,
+    worker vector ``(n_s)``, PS server, with the minimal duration ``ceil(R^xi / N)``. Only for tiny
+    windows: the count grows as ``prod_s (W_su + 1)``."""
+    cols = []
+    for j in jobs:
+        job = instance.jobs[j]
+        starts = [tau + 1] if fixed_start else range(tau + 1, 2 * tau + 1)
+        for h in starts:
+            ok = [s for s in range(instance.n_servers) if h >= job.arrival + job.delay[s]]
+            wsrv = [s for s in ok if instance.workers[s][job.worker_type]]
+            psrv = [s for s in ok if instance.ps[s][job.ps_type]]
+            ranges = [range(min(job.chunks, instance.workers[s][job.worker_type]) + 1) for s in wsrv]
+            for vec in itertools.product(*ranges):
+                if not 1 <= sum(vec) <= job.chunks:
+                    continue
+                workers = tuple((s, n) for s, n in zip(wsrv, vec) if n)
+                for p in psrv:
+                    xi = int(all(s == p for s, _ in workers))
+                    end = h + math.ceil(job.required(xi) / sum(vec)) - 1
+                    if end <= 2 * tau:
+                        cols.append(Column(j, Run(h, end, p, workers)))
+    return cols
+
+
+def _cells(instance: Instance, columns: list[Column]):
+    """(4a)/(4b) cells touched by the columns: {(s,u,t): [(col, gamma)]}, {(s,v,t): [col]}."""
+    wc: dict[tuple, list] = {}
+    pc: dict[tuple, list] = {}
+    for k, col in enumerate(columns):
+        job = instance.jobs[col.job]
+        for t in range(col.run.start, col.run.end + 1):
+            for s, n in col.run.workers:
+                wc.setdefault((s, job.worker_type, t), []).append((k, n))
+            pc.setdefault((col.run.ps, job.ps_type, t), []).append(k)
+    return wc, pc
+
+
+def build_packing(instance: Instance, columns: list[Column], *, relax: bool = False) -> pyo.ConcreteModel:
+    """Packing program (4) over ``columns``: max ``sum chi`` s.t. (4a), (4b), (4c); ``relax`` gives
+    its LP relaxation (chi >= 0, the primal of the dual (5))."""
+    m = pyo.ConcreteModel()
+    m.L = pyo.RangeSet(0, len(columns) - 1)
+    m.chi = pyo.Var(m.L, domain=pyo.NonNegativeReals if relax else pyo.Binary)
+    wc, pc = _cells(instance, columns)
+    m.a = pyo.Constraint(list(wc), rule=lambda _, s, u, t: sum(n * m.chi[k] for k, n in wc[s, u, t])
+                         <= instance.workers[s][u])                            # (4a)
+    m.b = pyo.Constraint(list(pc), rule=lambda _, s, v, t: sum(m.chi[k] for k in pc[s, v, t])
+                         <= instance.ps[s][v])                                  # (4b)
+    jobs = sorted({col.job for col in columns})
+    m.c = pyo.Constraint(jobs, rule=lambda _, j: sum(m.chi[k] for k, col in enumerate(columns)
+                                                     if col.job == j) <= 1)     # (4c)
+    m.obj = pyo.Objective(expr=sum(m.chi[k] for k in m.L), sense=pyo.maximize)
+    return m
+
+
+def build_dual(instance: Instance, columns: list[Column], jobs: list[int]) -> pyo.ConcreteModel:
+    """Dual (5) of the LP relaxation of (4): min ``sum eta + sum lambda W + sum mu P`` s.t. (5a)
+    ``eta_j >= 1 - cost_l(lambda, mu)`` for every column, (5b) non-negativity. Prices exist on the
+    cells the columns touch (other cells would take 0 at the optimum)."""
+    wc, pc = _cells(instance, columns)
+    m = pyo.ConcreteModel()
+    m.eta = pyo.Var(jobs, domain=pyo.NonNegativeReals)
+    m.lam = pyo.Var(list(wc), domain=pyo.NonNegativeReals)
+    m.mu = pyo.Var(list(pc), domain=pyo.NonNegativeReals)
+    m.cols = pyo.ConstraintList()
+    for col in columns:
+        job = instance.jobs[col.job]
+        cost = sum(n * m.lam[s, job.worker_type, t] for t in range(col.run.start, col.run.end + 1)
+                   for s, n in col.run.workers)
+        cost += sum(m.mu[col.run.ps, job.ps_type, t] for t in range(col.run.start, col.run.end + 1))
+        m.cols.add(m.eta[col.job] >= 1 - cost)                                  # (5a)
+    m.obj = pyo.Objective(expr=sum(m.eta[j] for j in jobs)
+                          + sum(m.lam[s, u, t] * instance.workers[s][u] for s, u, t in wc)
+                          + sum(m.mu[s, v, t] * instance.ps[s][v] for s, v, t in pc))
+    return m
+
+
+__all__ = ["Column", "build_batch", "build_dual", "build_exact", "build_packing", "deadlines",
+           "earliest_start", "enumerate_columns", "extract_batch", "extract_schedule", "min_flow"]

@@ -1,0 +1,282 @@
+"""A_online (Algorithm 1), A_maxsche (Algorithm 2), COST_C (Algorithm 3), COST_D (Algorithm 4) and
+the exact distributed placement COST_D* of She et al. (seeds/001), on the shared online framework
+(:mod:`optsched.solvers.online`).
+
+What lives here is only what is specific to edge-cloud placement: the price functions (7), (8), the
+placement subroutines and the conversion to :class:`~optsched.problems.edge_cloud.Run`. The doubling
+rounds (tau_i = 2^(i-1), window tau_i+1..tau_{i+1}) and the primal-dual admission loop (admit iff
+1 - cost > 0, charge the ledger) come from :mod:`optsched.solvers.online`.
+
+Adapter note: :class:`~optsched.solvers.online.UsageLedger` has one price function for all its
+resources, while (7) and (8) have different bases theta_1 (workers) and theta_2 (PSs). A round
+therefore keeps two ledgers: the worker ledger (rows ``s * U + u``) is the one the admission loop
+sees, the PS ledger (rows ``s * V + v``) is charged by the candidate's ``charge`` callback.
+
+Reconstruction choices (digest §4, §8; the paper's pseudocode is partly garbled):
+
+- prices (7), (8): ``theta^(f/W) - 1`` with ``theta_1 = 2 T S U F_1 + 1``, ``theta_2 = 2 T S V F_2 + 1``;
+- every job of round i starts at ``tau_i + 1``; a duration ``d = ceil(R^xi / D_u)`` must end by
+  ``tau_{i+1}`` (the paper does not check it);
+- eligibility ``rule="paper"``: ``a_j + Delta_js < tau_i`` (COST_C/COST_D line 3); ``rule="model"``:
+  ``a_j + Delta_js <= tau_i + 1``, exactly (2i) for a start at ``tau_i + 1``;
+- Algorithm 2: ``eta_j`` starts at 0, ``D_u = 1..D_j``, ties of COST_C/COST_D go to COST_C, a strict
+  ``>`` keeps the smallest ``D_u`` among equal utilities (so once a cost-0 plan is found, larger
+  ``D_u`` cannot win and the loop stops).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from optsched.problems.edge_cloud import Instance, Run, Schedule
+from optsched.solvers.online import (
+    BatchResult, Candidate, UsageLedger, doubling_rounds, exponential_price, next_window,
+    primal_dual_admission,
+)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Switches of A_online (digest §8).
+
+    rule        ``"paper"`` | ``"model"`` server eligibility (see module docstring).
+    sort        COST_C server order: ``"paper"`` (price at slot tau+1) | ``"exact"`` (window cost).
+    costd       ``"paper"`` (Algorithm 4 as reconstructed) | ``"exact"`` (COST_D*, digest §4.6) |
+                ``"none"`` (no distributed placement).
+    cost_mode   COST_D candidate cost: ``"paper"`` (Algorithm 4's bookkeeping) | ``"exact"``.
+    colocate    False disables COST_C (BatchSche baseline: every job priced and run at p^0).
+    """
+
+    rule: str = "paper"
+    sort: str = "paper"
+    costd: str = "paper"
+    cost_mode: str = "paper"
+    colocate: bool = True
+
+
+FAITHFUL = Config()
+DSTAR = Config(sort="exact", costd="exact", cost_mode="exact")
+MODEL = Config(rule="model", sort="exact", costd="exact", cost_mode="exact")
+BATCHSCHE = Config(sort="exact", costd="exact", cost_mode="exact", colocate=False)
+
+
+def thetas(instance: Instance) -> tuple[float, float]:
+    """Price bases of (7) and (8): ``2 T S U F_1 + 1`` and ``2 T S V F_2 + 1``."""
+    T, S = instance.horizon, instance.n_servers
+    return (2 * T * S * instance.n_wtypes * instance.f1 + 1,
+            2 * T * S * instance.n_ptypes * instance.f2 + 1)
+
+
+@dataclass
+class JobView:
+    """Prices, prefix costs and residuals of one job's worker type and PS type over the window.
+
+    Arrays are servers x window slots; ``lam_sum[s, d-1]`` is the worker price of ``s`` summed over
+    the first ``d`` slots, ``w_res[s, d-1]`` the minimum residual over them (same for PS).
+    """
+
+    lam: np.ndarray
+    mu: np.ndarray
+    lam_sum: np.ndarray
+    mu_sum: np.ndarray
+    w_res: np.ndarray
+    p_res: np.ndarray
+    elig: np.ndarray
+
+
+def job_view(instance: Instance, j: int, wl: UsageLedger, pl: UsageLedger, tau: int, rule: str) -> JobView:
+    """Read job ``j``'s rows of the two ledgers (the state f, g and prices of Algorithm 2)."""
+    job = instance.jobs[j]
+    S, U, V = instance.n_servers, instance.n_wtypes, instance.n_ptypes
+    rw = np.arange(S) * U + job.worker_type
+    rp = np.arange(S) * V + job.ps_type
+    lam, mu = wl.prices[rw], pl.prices[rp]
+    ready = job.arrival + np.asarray(job.delay)
+    elig = ready < tau if rule == "paper" else ready <= tau + 1
+    with np.errstate(invalid="ignore"):
+        return JobView(lam, mu, np.cumsum(lam, axis=1), np.cumsum(mu, axis=1),
+                       np.minimum.accumulate(wl.residual[rw], axis=1),
+                       np.minimum.accumulate(pl.residual[rp], axis=1), elig)
+
+
+def cost_c(instance: Instance, j: int, n: int, view: JobView, sort: str) -> tuple[float, Run | None]:
+    """COST_C (Algorithm 3): all ``n`` workers and the PS on one server (xi = 1)."""
+    d = math.ceil(instance.jobs[j].required(1) / n)
+    L = view.lam.shape[1]
+    if d > L:
+        return math.inf, None
+    ok = view.elig & (view.w_res[:, d - 1] >= n) & (view.p_res[:, d - 1] >= 1)
+    if not ok.any():
+        return math.inf, None
+    exact = n * view.lam_sum[:, d - 1] + view.mu_sum[:, d - 1]
+    key = exact if sort == "exact" else n * view.lam[:, 0] + view.mu[:, 0]
+    s = int(np.flatnonzero(ok)[np.argmin(key[ok])])
+    return float(exact[s]), Run(0, d - 1, s, ((s, n),))
+
+
+def cost_d_star(instance: Instance, j: int, n: int, view: JobView) -> tuple[float, Run | None]:
+    """COST_D* (digest §4.6): for fixed ``n`` and xi = 0 the cost (9) is separable, so filling the
+    servers in order of window worker cost and taking the cheapest PS is exact."""
+    d = math.ceil(instance.jobs[j].required(0) / n)
+    if d > view.lam.shape[1]:
+        return math.inf, None
+    cap = np.where(view.elig, view.w_res[:, d - 1], 0).astype(int)
+    kappa = view.lam_sum[:, d - 1]
+    order = [s for s in np.lexsort((np.arange(len(kappa)), kappa)) if cap[s] > 0]
+    workers, rem, cost = [], n, 0.0
+    for s in order:
+        take = min(int(cap[s]), rem)
+        workers.append((int(s), take))
+        cost += take * float(kappa[s])
+        rem -= take
+        if rem == 0:
+            break
+    pok = view.elig & (view.p_res[:, d - 1] >= 1)
+    if rem > 0 or not pok.any():
+        return math.inf, None
+    p = int(np.flatnonzero(pok)[np.argmin(view.mu_sum[pok, d - 1])])
+    return cost + float(view.mu_sum[p, d - 1]), Run(0, d - 1, p, tuple(sorted(workers)))
+
+
+def cost_d_paper(instance: Instance, j: int, n: int, view: JobView, cost_mode: str) -> tuple[float, Run | None]:
+    """COST_D (Algorithm 4) as reconstructed in digest §4.5: greedy fill by price at tau+1 (lines
+    4-10), Case A: PS on a server ranked before the last used one (lines 13-17), Case B: PS on
+    ``s_k1`` and workers pulled onto it while ``delta = lam_k1 - lam_k2 - mu_k1 <= 0`` (lines 18-33).
+    ``cost_mode="paper"`` ranks candidates by the algorithm's bookkeeping cost; ``"exact"`` by the
+    true cost (9)."""
+    d = math.ceil(instance.jobs[j].required(0) / n)
+    if d > view.lam.shape[1]:
+        return math.inf, None
+    lam0, mu0 = view.lam[:, 0], view.mu[:, 0]
+    E = [int(s) for s in np.flatnonzero(view.elig)]
+    E.sort(key=lambda s: (lam0[s], s))
+    r = [int(view.w_res[s, d - 1]) for s in E]
+    y, rem = [], n
+    for rk in r:                                   # lines 4-7
+        y.append(min(max(rk, 0), rem))
+        rem -= y[-1]
+    if rem > 0:                                    # lines 8-10
+        return math.inf, None
+    kappa = [float(view.lam_sum[s, d - 1]) for s in E]
+    cost_u = sum(yk * kappa[k] for k, yk in enumerate(y) if yk)        # line 11
+    z = max(k for k, yk in enumerate(y) if yk)     # line 12 (0-based)
+    ps_ok = [view.p_res[s, d - 1] >= 1 for s in E]
+    cands = []
+    for k in range(z):                             # Case A, lines 13-17
+        if ps_ok[k]:
+            cands.append((cost_u + float(view.mu_sum[E[k], d - 1]), list(y), k))
+    for k1 in range(z, len(E)):                    # Case B, lines 18-33
+        if not ps_ok[k1]:
+            continue
+        free, y2 = r[k1] - y[k1], list(y)
+        cost = cost_u + float(view.mu_sum[E[k1], d - 1])                  # line 20
+        for k2 in range(z, -1, -1):                # line 21
+            if k2 == k1:
+                continue
+            delta = lam0[E[k1]] - lam0[E[k2]] - mu0[E[k1]]               # line 22
+            if not (delta <= 0 and free > 0):
+                break                              # line 30
+            move = min(y2[k2], free)               # line 23
+            if move:
+                free -= move
+                cost += delta * move               # line 24
+                y2[k2] -= move
+                y2[k1] += move                     # line 25
+        cands.append((cost, y2, k1))
+    if not cands:
+        return math.inf, None
+    if cost_mode == "exact":
+        cands = [(_true_cost(view, E, y2, k, d), y2, k) for _, y2, k in cands]
+    cost, y2, k = min(cands, key=lambda c: c[0])   # first appended wins ties
+    workers = tuple(sorted((E[i], v) for i, v in enumerate(y2) if v))
+    return float(cost), Run(0, d - 1, E[k], workers)
+
+
+def _true_cost(view: JobView, E: list[int], y: list[int], k: int, d: int) -> float:
+    return (sum(v * float(view.lam_sum[E[i], d - 1]) for i, v in enumerate(y) if v)
+            + float(view.mu_sum[E[k], d - 1]))
+
+
+def best_placement(instance: Instance, j: int, view: JobView, cfg: Config) -> tuple[float, Run | None]:
+    """Lines 3-17 of Algorithm 2 for one job: the plan of maximal utility ``1 - min(COST_C, COST_D)``
+    over ``D_u = 1..D_j`` (strict ``>``: the smallest ``D_u`` wins ties). Run slots are offsets."""
+    best_cost, best = math.inf, None
+    for n in range(1, instance.jobs[j].chunks + 1):
+        cc, lc = cost_c(instance, j, n, view, cfg.sort) if cfg.colocate else (math.inf, None)
+        if cfg.costd == "exact":
+            cd, ld = cost_d_star(instance, j, n, view)
+        elif cfg.costd == "paper":
+            cd, ld = cost_d_paper(instance, j, n, view, cfg.cost_mode)
+        else:
+            cd, ld = math.inf, None
+        mc, plan = (cd, ld) if cd < cc else (cc, lc)   # ties -> COST_C
+        if plan is not None and mc < best_cost:
+            best_cost, best = mc, plan
+            if mc <= 0:
+                break                                   # utility 1 cannot be beaten
+    return best_cost, best
+
+
+def _shift(run: Run, tau: int) -> Run:
+    return Run(run.start + tau + 1, run.end + tau + 1, run.ps, run.workers)
+
+
+def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg: Config) -> BatchResult:
+    """Algorithm 2 on the window ``tau+1..tau_next`` through the shared primal-dual admission."""
+    S, U, V = instance.n_servers, instance.n_wtypes, instance.n_ptypes
+    th1, th2 = thetas(instance)
+    slots = range(tau + 1, tau_next + 1)
+    wl = UsageLedger(instance.W.reshape(-1), slots, exponential_price(th1))
+    pl = UsageLedger(instance.P.reshape(-1), slots, exponential_price(th2))
+    seen: dict[int, float] = {}
+
+    def best_plan(j: int, ledger: UsageLedger) -> Candidate | None:
+        cost, run = best_placement(instance, j, job_view(instance, j, wl, pl, tau, cfg.rule), cfg)
+        seen[j] = cost
+        if run is None:
+            return None
+        run = _shift(run, tau)
+        return Candidate(cost, plan=run, charge=lambda _: _charge(instance, j, run, wl, pl))
+
+    res = primal_dual_admission(batch, weight=lambda j: 1.0, best_plan=best_plan, ledger=wl)
+    plans = {a.job: a.plan for a in res.admitted}
+    priced_out = [j for j in res.rejected if math.isfinite(seen[j])]
+    last = max((r.end for r in plans.values()), default=None)
+    return BatchResult(plans, last, {"accepted": len(plans), "rejected": len(res.rejected),
+                                     "priced_out": len(priced_out)})
+
+
+def _charge(instance: Instance, j: int, run: Run, wl: UsageLedger, pl: UsageLedger) -> None:
+    """Line 18 of Algorithm 2: f += y on the run's slots, g += 1 on the PS (prices follow (7), (8))."""
+    job = instance.jobs[j]
+    rows = [s * instance.n_wtypes + job.worker_type for s, _ in run.workers]
+    wl.charge_block(rows, run.start, run.end, [n for _, n in run.workers])
+    pl.charge_block([run.ps * instance.n_ptypes + job.ps_type], run.start, run.end, [1])
+
+
+def a_online(instance: Instance, cfg: Config = FAITHFUL, max_rounds: int = 40) -> tuple[Schedule, list]:
+    """Algorithm 1: doubling rounds; round i runs A_maxsche on the pending jobs for the window
+    ``tau_i+1..tau_{i+1}``. Returns the schedule and the round log (accepted/rejected/priced-out).
+
+    Raises
+    ------
+    RuntimeError
+        If some job is still unscheduled after ``max_rounds`` rounds.
+    """
+    out = doubling_rounds(
+        list(range(len(instance.jobs))), arrival=lambda j: instance.jobs[j].arrival,
+        schedule_batch=lambda rnd, batch: a_maxsche(instance, batch, rnd.tau, rnd.tau_next, cfg),
+        window=next_window, max_rounds=max_rounds)
+    if out.unscheduled:
+        raise RuntimeError(f"a_online: job {out.unscheduled[0]} unscheduled after {max_rounds} rounds")
+    runs = [out.plans[j] for j in range(len(instance.jobs))]
+    log = [{"round": r.round.index, "tau": r.round.tau, "batch": len(r.batch), **r.info}
+           for r in out.rounds]
+    return Schedule.single(runs), log
+
+
+__all__ = ["BATCHSCHE", "Config", "DSTAR", "FAITHFUL", "MODEL", "a_maxsche", "a_online",
+           "best_placement", "cost_c", "cost_d_paper", "cost_d_star", "job_view", "thetas"]
