@@ -1,8 +1,8 @@
 """hetero_gpu baselines — the four schemes Hare is compared against (paper Sec. 7.1; digest §6.4).
 
-All four are online and event-driven: they see a job only from its arrival ``a_n`` on, and decide at
-events (arrivals, GPUs or rounds becoming free) with a heap of event times, never by time-stepping.
-Hare itself is offline (Algorithm 1 sees every arrival in advance), which favours Hare, as in the paper.
+All four are online and event-driven: they see a job only from its arrival ``a_n`` on, and decide
+at events (arrivals, GPUs or rounds becoming free) taken from a heap, never by time-stepping. Hare
+itself is offline (Algorithm 1 sees every arrival in advance), which favours Hare, as in the paper.
 
 Methods
 -------
@@ -13,39 +13,39 @@ srtf
     Shortest remaining (heterogeneity-oblivious) time first, preemptive at round boundaries, with
     backfilling; unweighted by default.
 sched_homo
-    Zhang et al. (MobiHoc'20, the paper's [47]): weighted shortest processing time computed as if the
-    GPUs were homogeneous, backfilling, GPUs chosen obliviously; non-preemptive.
+    Zhang et al. (MobiHoc'20, the paper's [47]): weighted shortest processing time computed as if
+    the GPUs were homogeneous, backfilling, GPUs chosen obliviously; non-preemptive.
 sched_allox
-    AlloX (EuroSys'20, the paper's [24]): one job per GPU, the job's ``K_n`` tasks of a round run back
-    to back on that GPU; jobs are matched to (GPU, position) slots by a min-cost bipartite matching at
-    every event; non-preemptive.
+    AlloX (EuroSys'20, the paper's [24]): one job per GPU, the job's ``K_n`` tasks of a round run
+    back to back on that GPU; jobs are matched to (GPU, position) slots by a min-cost bipartite
+    matching at every event; non-preemptive.
 
 Execution model (the semantics of :mod:`optsched.problems.hetero_gpu`, digest §3.2 and §4.4)
 -----------------------------------------------------------------------------------------------
 - **Switching overhead is 0.** The digest's recipes charge ``σ_n`` per job start; Hare_Sched and
   ``verify`` have no overhead term, so every method here (like Hare) is charged none.
 - **Gang rounds** (gavel_fifo, srtf, sched_homo: the strict scale-fixed synchronisation of digest
-  §4.4). A job runs on a GPU list ``A`` with ``|A| = K_n``. Round ``r`` starts at ``s_r``; its task
-  ``k`` starts on ``A[k]`` at ``s_r``. The round lasts ``ρ = max_{m∈A}(T^c_{n,m} + T^s_{n,m})`` and the
-  job holds all of ``A`` for the whole round (fast GPUs idle while the slowest one finishes); the next
-  round starts at ``s_r + ρ`` (later for SRTF if the job is suspended at that round boundary).
-- **More tasks than GPUs.** If ``K_n > |ℳ|`` (the generators never produce it; the data allows it) a
-  gang job takes every GPU and runs a round's ``K_n`` tasks in ``ceil(K_n/|ℳ|)`` back-to-back waves:
-  task ``k`` runs on ``A[k mod |ℳ|]`` at ``s_r + ⌊k/|ℳ|⌋·max_{m∈A} T^c_{n,m}``, and ``ρ`` is the latest
-  finish of a task of the round minus ``s_r``.
-- **AlloX rounds**: on its single GPU ``m`` task ``k`` of round ``r`` starts at ``s_r + k·T^c_{n,m}``;
-  the round ends at ``s_r + K_n·T^c_{n,m} + T^s_{n,m}``, when the next round starts. The job keeps the
-  GPU until it completes.
+  §4.4). A job runs on a GPU list ``A`` with ``|A| = K_n``. Round ``r`` starts at ``s_r``; its
+  task ``k`` starts on ``A[k]`` at ``s_r``. The round lasts ``ρ = max_{m∈A}(T^c_{n,m} + T^s_{n,m})``
+  and the job holds all of ``A`` for the whole round (fast GPUs idle while the slowest finishes);
+  the next round starts at ``s_r + ρ`` (later for SRTF if the job is suspended at that boundary).
+- **More tasks than GPUs.** If ``K_n > |ℳ|`` (the generators never produce it; the data allows it)
+  a gang job takes every GPU and runs a round's ``K_n`` tasks in ``ceil(K_n/|ℳ|)`` back-to-back
+  waves: task ``k`` runs on ``A[k mod |ℳ|]`` at ``s_r + ⌊k/|ℳ|⌋·max_{m∈A} T^c_{n,m}``, and ``ρ`` is
+  the latest finish of a task of the round minus ``s_r``.
+- **AlloX rounds**: on its single GPU ``m``, task ``k`` of round ``r`` starts at
+  ``s_r + k·T^c_{n,m}``; the round ends at ``s_r + K_n·T^c_{n,m} + T^s_{n,m}``, when the next round
+  starts. The job keeps the GPU until it completes.
 
-All four are deterministic; sched_homo's random GPU choice (and the optional random choice of srtf)
-draws from ``numpy.random.default_rng(seed)``. ``time_limit`` is accepted and ignored (each runs in
-well under a second at the paper's scale).
+All four are deterministic; sched_homo's random GPU choice (and srtf's optional one) draws from
+``numpy.random.default_rng(seed)``. ``time_limit`` is accepted and ignored: at the paper's scale
+(200 jobs, 160 GPUs, ~20k tasks) each baseline runs in about a second or less.
 """
 
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -55,6 +55,8 @@ from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome, SolveStatus
 
 GPU_CHOICES = ("index", "random")
+#: sched_allox prunes its matching's slot columns when the full matrix has more entries than this.
+PRUNE_ABOVE = 100_000
 
 
 # --------------------------------------------------------------------------------------------------
@@ -74,7 +76,7 @@ class GangState:
     running
         Jobs in the middle of a stretch of rounds -> the GPUs they hold.
     previous
-        Jobs whose stretch ended at ``tau`` and that have rounds left -> the GPUs they just released.
+        Jobs whose stretch ended at ``tau`` with rounds left -> the GPUs they just released.
     holder
         Per GPU, the job holding it, or -1 when idle.
     free_at
@@ -100,7 +102,8 @@ class GangState:
 GangPolicy = Callable[[GangState], list[tuple[int, list[int], int]]]
 
 
-def gang_round(inst: Instance, n: int, gpus: list[int]) -> tuple[list[tuple[int, int, float]], float]:
+def gang_round(inst: Instance, n: int,
+               gpus: list[int]) -> tuple[list[tuple[int, int, float]], float]:
     """One strict-gang round of job ``n`` on ``gpus`` (digest §4.4, §6.4).
 
     Returns
@@ -127,8 +130,8 @@ def simulate_gang(inst: Instance, policy: GangPolicy) -> tuple[Schedule, dict]:
 
     Events are job arrivals and ends of stretches (a stretch is a run of back-to-back rounds on one
     GPU list: a whole job for the non-preemptive baselines, one round for SRTF). All events at one
-    time are applied before ``policy`` is asked which jobs start. A job in ``previous`` that the policy
-    does not restart is suspended (counted as a preemption).
+    time are applied before ``policy`` is asked which jobs start. A job in ``previous`` that the
+    policy does not restart is suspended (counted as a preemption).
     """
     n_jobs = len(inst.jobs)
     arrivals = sorted(range(n_jobs), key=lambda n: (inst.jobs[n].arrival, n))
@@ -168,7 +171,8 @@ def simulate_gang(inst: Instance, policy: GangPolicy) -> tuple[Schedule, dict]:
 
 def _run_gang(inst: Instance, n: int, gpus: list[int], start: float, first: int, count: int,
               runs: list[TaskRun]) -> float:
-    """Append rounds ``first .. first+count-1`` of job ``n`` back to back from ``start``; return the end."""
+    """Append rounds ``first..first+count-1`` of job ``n`` back to back from ``start``; return
+    the end."""
     slots, rho = gang_round(inst, n, gpus)
     s = start
     for r in range(first, first + count):
@@ -178,12 +182,12 @@ def _run_gang(inst: Instance, n: int, gpus: list[int], start: float, first: int,
 
 
 def _mean_round(inst: Instance) -> np.ndarray:
-    """``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})``: the heterogeneity-oblivious round time (digest §6.4)."""
+    """``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})``, the heterogeneity-oblivious round time (§6.4)."""
     return (inst.tc + inst.ts).mean(axis=1)
 
 
 def _oblivious(candidates: list[int], k: int, rng: np.random.Generator | None) -> list[int]:
-    """The first ``k`` of ``candidates`` (``rng`` None), or ``k`` of them uniformly at random, sorted."""
+    """The first ``k`` of ``candidates`` (``rng`` None), or ``k`` of them at random, sorted."""
     if rng is None:
         return candidates[:k]
     return sorted(int(m) for m in rng.choice(candidates, size=k, replace=False))
@@ -206,11 +210,11 @@ def _outcome(name: str, schedule: Schedule, info: dict) -> Outcome:
 def gavel_fifo(instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
     """Gavel's heterogeneity-aware FIFO (paper Sec. 7.1 "Gavel_FIFO"; digest §6.4).
 
-    Jobs are served strictly in order ``(a_n, n)``. At every event, while the head job has arrived and
-    at least ``K_n`` GPUs are idle, it starts on the ``K_n`` idle GPUs with the smallest
-    ``T^c_{n,m} + T^s_{n,m}`` (ties: lower index) and runs all its rounds there as a gang. A head that
-    does not fit blocks every job behind it (no backfilling); no preemption. Gavel's round-based LP
-    policies are not used: the paper describes FIFO with fastest-GPU assignment.
+    Jobs are served strictly in order ``(a_n, n)``. At every event, while the head job has arrived
+    and at least ``K_n`` GPUs are idle, it starts on the ``K_n`` idle GPUs with the smallest
+    ``T^c_{n,m} + T^s_{n,m}`` (ties: lower index) and runs all its rounds there as a gang. A head
+    that does not fit blocks every job behind it (no backfilling); no preemption. Gavel's
+    round-based LP policies are not used: the paper describes FIFO with fastest-GPU assignment.
     """
     inst = instance
     order = {n: (j.arrival, n) for n, j in enumerate(inst.jobs)}
@@ -239,17 +243,17 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
          weighted: bool = False, gpu_choice: str = "index") -> Outcome:
     """Shortest remaining time first, preemptive at round boundaries (paper Sec. 7.1; digest §6.4).
 
-    The paper says only that SRTF "always schedules jobs that could complete earlier"; the rest is the
-    digest's recipe. Remaining time ``rem_n = (|R_n| − rounds done)·τ̄_n`` with the heterogeneity-
-    oblivious ``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})`` (``rem_n / w_n`` when ``weighted``). At every
-    arrival and round completion:
+    The paper says only that SRTF "always schedules jobs that could complete earlier"; the rest is
+    the digest's recipe. Remaining time ``rem_n = (|R_n| − rounds done)·τ̄_n`` with the
+    heterogeneity-oblivious ``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})`` (``rem_n / w_n`` when
+    ``weighted``). At every arrival and round completion:
 
     1. active jobs (arrived, unfinished, running or not) are sorted by ``(rem_n, a_n, n)``;
     2. walking that list, each job is selected if ``K_n`` GPUs are still unclaimed (jobs that do not
        fit are skipped: backfilling);
-    3. a selected job that holds GPUs (mid-round, or at the boundary just reached) keeps them; every
-       other selected job claims ``K_n`` unclaimed GPUs — idle ones first, lowest index (or at random
-       with ``gpu_choice="random"``), then busy ones in order of release;
+    3. a selected job that holds GPUs (mid-round, or at the boundary just reached) keeps them;
+       every other selected job claims ``K_n`` unclaimed GPUs — idle ones first, lowest index (or
+       at random with ``gpu_choice="random"``), then busy ones in order of release;
     4. a selected job whose claimed GPUs are all idle starts its next round now; one whose claim
        includes a GPU still busy (held by a job that lost its selection) waits for the next event;
     5. a job that lost its selection finishes its current round and is then suspended.
@@ -259,7 +263,8 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
     """
     inst = instance
     rng = _rng(gpu_choice, seed)
-    per_round = (_mean_round(inst) / np.array([j.weight if weighted else 1.0 for j in inst.jobs])).tolist()
+    weights = np.array([j.weight if weighted else 1.0 for j in inst.jobs])
+    per_round = (_mean_round(inst) / weights).tolist()
     rounds = [j.rounds for j in inst.jobs]
     arrival = [j.arrival for j in inst.jobs]
     width = [gang_width(inst, n) for n in range(len(inst.jobs))]
@@ -294,7 +299,7 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
 
 def _srtf_claim(st: GangState, claimed: set[int], width: int,
                 rng: np.random.Generator | None) -> list[int]:
-    """``width`` unclaimed GPUs: idle ones first (oblivious choice), then busy ones by release time."""
+    """``width`` unclaimed GPUs: idle ones first (oblivious choice), then busy ones by release."""
     idle = [m for m in st.idle() if m not in claimed]
     if len(idle) >= width:
         return _oblivious(idle, width, rng)
@@ -309,15 +314,15 @@ def _srtf_claim(st: GangState, claimed: set[int], width: int,
 
 def sched_homo(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
                gpu_choice: str = "random") -> Outcome:
-    """Heterogeneity-oblivious weighted scheduling of [47] (paper Sec. 7.1 "Sched_Homo"; digest §6.4).
+    """Heterogeneity-oblivious weighted scheduling of [47] (paper Sec. 7.1; digest §6.4).
 
     Priority by WSPT computed as if GPUs were homogeneous: ``w_n / (|R_n|·τ̄_n)`` descending (ties:
-    ``a_n``, ``n``), with ``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})``. At every event the waiting jobs are
-    scanned in priority order and every job that finds ``K_n`` idle GPUs starts (backfilling); it runs
-    all its rounds as a gang without preemption. GPUs are chosen obliviously: uniformly at random from
-    the idle ones (``numpy.random.default_rng(seed)``; default, since the generators lay GPUs out by
-    type and the lowest indices would be the fastest ones) or the lowest-index idle ones
-    (``gpu_choice="index"``). The round time ``ρ_n(A)`` is set by the slowest GPU drawn, which is the
+    ``a_n``, ``n``), with ``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})``. At every event the waiting jobs
+    are scanned in priority order and every job that finds ``K_n`` idle GPUs starts (backfilling);
+    it runs all its rounds as a gang without preemption. GPUs are chosen obliviously: uniformly at
+    random from the idle ones (``numpy.random.default_rng(seed)``; the default, since the generators
+    lay GPUs out by type and the lowest indices would be the fastest ones), or the lowest-index idle
+    ones (``gpu_choice="index"``). The round time ``ρ_n(A)`` is set by the slowest GPU drawn: the
     heterogeneity penalty the paper attributes to this scheme.
     """
     inst = instance
@@ -347,13 +352,13 @@ def sched_allox(instance: Instance, *, time_limit: float | None = None, seed: in
     """AlloX [24]: one dedicated GPU per job, min-cost matching (paper Sec. 7.1; digest §6.4).
 
     Job ``n`` on GPU ``m`` runs its ``K_n`` tasks of every round back to back, so it takes
-    ``p_{n,m} = |R_n|·(K_n·T^c_{n,m} + T^s_{n,m})``. At every event ``τ`` (an arrival or a GPU becoming
-    idle) with waiting jobs ``W`` and at least one idle GPU, the jobs are matched to slots ``(m, q)``,
-    ``q = 1..|W|`` counted from the end of GPU ``m``'s queue, at cost ``q·p_{n,m} + b_m`` with backlog
-    ``b_m = max(0, busy_until_m − τ)`` (AlloX's unweighted efficiency objective), by
-    ``scipy.optimize.linear_sum_assignment``. Each idle GPU starts the job matched to its largest
-    occupied ``q`` (the one that runs first); the rest wait for the next event, where the matching is
-    solved again. Non-preemptive.
+    ``p_{n,m} = |R_n|·(K_n·T^c_{n,m} + T^s_{n,m})``. At every event ``τ`` (an arrival or a GPU
+    becoming idle) with waiting jobs ``W`` and at least one idle GPU, the jobs are matched to slots
+    ``(m, q)``, ``q = 1..|W|`` counted from the end of GPU ``m``'s queue, at cost
+    ``q·p_{n,m} + b_m`` with backlog ``b_m = max(0, busy_until_m − τ)`` (AlloX's unweighted
+    efficiency objective), by ``scipy.optimize.linear_sum_assignment`` (:func:`allox_slots`). Each
+    idle GPU starts the job matched to its largest occupied ``q`` (the one that runs first); the
+    others wait for the next event, where the matching is solved again. Non-preemptive.
     """
     inst = instance
     jobs = inst.jobs
@@ -388,29 +393,67 @@ def sched_allox(instance: Instance, *, time_limit: float | None = None, seed: in
                 heapq.heappush(frees, float(busy_until[m]))
                 started.add(n)
         waiting = [n for n in waiting if n not in started]
-    return _outcome("sched_allox", Schedule(tuple(runs)), {"events": events, "matchings": matchings})
+    info = {"events": events, "matchings": matchings}
+    return _outcome("sched_allox", Schedule(tuple(runs)), info)
 
 
 def _allox_match(proc: np.ndarray, backlog: np.ndarray) -> dict[int, int]:
-    """Min-cost matching of jobs (rows of ``proc``) to slots ``(m, q)``; GPU -> the row it runs first.
-
-    The cost matrix is ``|W| × (|ℳ|·|W|)`` with column ``m·|W| + q − 1`` costing
-    ``q·proc[i, m] + backlog[m]``.
-    """
+    """GPU -> the row of ``proc`` (waiting job) it runs first: its largest occupied ``q`` in the
+    matching of :func:`allox_slots`, pruned when the full matrix exceeds ``PRUNE_ABOVE`` entries."""
     n_wait, n_gpus = proc.shape
-    q = np.arange(1, n_wait + 1)
-    cost = (proc[:, :, None] * q[None, None, :] + backlog[None, :, None]).reshape(n_wait, -1)
-    rows, cols = linear_sum_assignment(cost)
     first: dict[int, tuple[int, int]] = {}
-    for i, c in zip(rows, cols):
-        m, pos = divmod(int(c), n_wait)
-        if m not in first or pos > first[m][0]:
-            first[m] = (pos, int(i))
+    for i, m, q in allox_slots(proc, backlog, prune=n_wait * n_wait * n_gpus > PRUNE_ABOVE):
+        if m not in first or q > first[m][0]:
+            first[m] = (q, i)
     return {m: i for m, (_, i) in first.items()}
 
 
+def allox_slots(proc: np.ndarray, backlog: np.ndarray,
+                prune: bool = True) -> list[tuple[int, int, int]]:
+    """AlloX's min-cost matching of rows to slots ``(m, q)``: ``(row, m, q)`` for every row.
+
+    Slot ``(m, q)``, ``q = 1..|W|`` counted from the end of GPU ``m``'s queue, costs
+    ``q·proc[i, m] + backlog[m]`` for row ``i``; solved by ``scipy.optimize.linear_sum_assignment``.
+    ``prune=False`` builds the full ``|W| × (|ℳ|·|W|)`` matrix. With ``prune`` only the slots
+    ``q <= qmax_m`` are built, ``qmax_m`` being the largest ``q`` among the ``|W|`` cheapest slots
+    of any row (:func:`_allox_depth`). This is exact: in an optimal matching every row sits in one
+    of its ``|W|`` cheapest slots (otherwise one of them is free, since the other rows fill at most
+    ``|W| − 1``, and moving there is cheaper).
+    """
+    n_wait, n_gpus = proc.shape
+    depth = _allox_depth(proc, backlog) if prune else np.full(n_gpus, n_wait)
+    gpu = np.repeat(np.arange(n_gpus), depth)
+    pos = np.arange(len(gpu)) - np.repeat(np.cumsum(depth) - depth, depth) + 1  # q of each column
+    rows, cols = linear_sum_assignment(pos[None, :] * proc[:, gpu] + backlog[gpu][None, :])
+    return [(int(i), int(gpu[c]), int(pos[c])) for i, c in zip(rows, cols)]
+
+
+def _allox_depth(proc: np.ndarray, backlog: np.ndarray) -> np.ndarray:
+    """Per GPU, the largest ``q`` among the ``|W|`` cheapest slots of any row (:func:`allox_slots`).
+
+    Each row's threshold ``T`` is found by bisection on
+    ``count(T) = Σ_m clip(⌊(T − b_m)/p_{i,m}⌋, 0, |W|)``, keeping an upper end with
+    ``count >= |W|`` (any such end keeps the pruning exact; a tighter one only prunes more).
+    """
+    n_wait = proc.shape[0]
+
+    def count(t: np.ndarray) -> np.ndarray:
+        return np.clip(np.floor((t[:, None] - backlog[None, :]) / proc), 0, n_wait).sum(axis=1)
+
+    hi = (backlog[None, :] + n_wait * proc).min(axis=1)  # |W| slots on one GPU: count(hi) >= |W|
+    lo = np.zeros_like(hi)
+    for _ in range(24):  # precision only tightens the pruning
+        mid = (lo + hi) / 2
+        ok = count(mid) >= n_wait
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid)
+    hi = hi * (1 + 1e-9) + 1e-12  # a margin against rounding, which only ever adds slots
+    q = np.clip(np.floor((hi[:, None] - backlog[None, :]) / proc), 0, n_wait).max(axis=0)
+    return q.astype(int)
+
+
 def _run_allox(inst: Instance, n: int, m: int, start: float, runs: list[TaskRun]) -> float:
-    """Append every round of job ``n`` on GPU ``m`` from ``start`` (tasks back to back); return the end."""
+    """Append every round of job ``n`` on GPU ``m`` from ``start`` (tasks back to back); return
+    the end."""
     job = inst.jobs[n]
     tc, ts = job.train_time[m], job.sync_time[m]
     s = start

@@ -9,8 +9,9 @@ import pytest
 
 from optsched.problems.hetero_gpu import Instance, Job, completion_times, verify
 from optsched.result import SolveStatus
-from optsched.solvers.hetero_gpu.baselines import (gang_round, gavel_fifo, sched_allox, sched_homo,
-                                                   srtf)
+from optsched.solvers.hetero_gpu import baselines
+from optsched.solvers.hetero_gpu.baselines import (allox_slots, gang_round, gavel_fifo, sched_allox,
+                                                   sched_homo, srtf)
 
 BASELINES = (gavel_fifo, srtf, sched_homo, sched_allox)
 
@@ -36,7 +37,7 @@ def run(func, inst, **kw):
     return out, verify(inst, out.schedule), completion_times(inst, out.schedule)
 
 
-# -- hand-computed cases ----------------------------------------------------------------------------
+# -- hand-computed cases --------------------------------------------------------------------------
 
 HOL = instance(2, job(0, (4, 4)), job(1, (1, 1), k=2), job(2, (1, 1)))
 """Job 0 holds g0 on [0,4); job 1 needs both GPUs; job 2 needs one and g1 is idle from t=2."""
@@ -149,6 +150,35 @@ def test_sched_allox_counts_backlog():
     assert c == [10.0, 5.0]
 
 
+def slot_cost(proc, backlog, slots):
+    return sum(q * proc[i, m] + backlog[m] for i, m, q in slots)
+
+
+def test_allox_pruned_matching_is_optimal():
+    """The pruned slot matrix gives the full matrix's optimum (ties and backlogs included)."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        n_wait, n_gpus = int(rng.integers(1, 25)), int(rng.integers(1, 9))
+        if rng.integers(2):
+            proc = rng.integers(1, 5, (n_wait, n_gpus)).astype(float)
+            backlog = rng.integers(0, 4, n_gpus) * rng.integers(0, 2, n_gpus).astype(float)
+        else:
+            proc = rng.uniform(0.1, 10, (n_wait, n_gpus)) * rng.uniform(0.2, 5, n_gpus)
+            backlog = rng.uniform(0, 20, n_gpus) * rng.integers(0, 2, n_gpus)
+        full, pruned = allox_slots(proc, backlog, prune=False), allox_slots(proc, backlog)
+        assert sorted(i for i, _, _ in pruned) == list(range(n_wait))
+        assert len({(m, q) for _, m, q in pruned}) == n_wait
+        assert slot_cost(proc, backlog, pruned) == pytest.approx(slot_cost(proc, backlog, full))
+
+
+def test_allox_pruning_does_not_change_the_schedule(monkeypatch):
+    inst = paper_scale_instance(seed=3, n_jobs=60, n_gpus=8, max_rounds=4)
+    monkeypatch.setattr(baselines, "PRUNE_ABOVE", 10**12)
+    full = sched_allox(inst).schedule
+    monkeypatch.setattr(baselines, "PRUNE_ABOVE", 0)
+    assert sched_allox(inst).schedule == full
+
+
 def test_no_switching_overhead_and_empty_gaps_allowed():
     # A job arriving late on an idle cluster starts exactly at its arrival in every baseline.
     inst = instance(2, job(3.5, (1, 2), (0.5, 0.5), rounds=2))
@@ -157,7 +187,7 @@ def test_no_switching_overhead_and_empty_gaps_allowed():
         assert first == 3.5
 
 
-# -- properties on random instances -----------------------------------------------------------------
+# -- properties on random instances ---------------------------------------------------------------
 
 def random_instance(rng: np.random.Generator) -> Instance:
     n_gpus = int(rng.integers(1, 5))
@@ -167,13 +197,15 @@ def random_instance(rng: np.random.Generator) -> Instance:
         tc = rng.integers(1, 7, n_gpus) if integer else rng.uniform(0.1, 5, n_gpus)
         ts = rng.integers(0, 3, n_gpus) if integer else rng.uniform(0, 2, n_gpus) * rng.integers(2)
         arrival = float(rng.integers(0, 6)) if integer else float(rng.uniform(0, 6))
-        jobs.append(Job(arrival, float(rng.integers(1, 6)), int(rng.integers(1, 4)),
-                        int(rng.integers(1, n_gpus + 2)), tuple(map(float, tc)), tuple(map(float, ts))))
+        k = int(rng.integers(1, n_gpus + 2))  # K_n > |GPUs| sometimes: gang waves
+        jobs.append(Job(arrival, float(rng.integers(1, 6)), int(rng.integers(1, 4)), k,
+                        tuple(map(float, tc)), tuple(map(float, ts))))
     return Instance(gpus=tuple(f"g{m}" for m in range(n_gpus)), jobs=tuple(jobs))
 
 
-VARIANTS = [(gavel_fifo, {}), (srtf, {}), (srtf, {"weighted": True}), (srtf, {"gpu_choice": "random"}),
-            (sched_homo, {}), (sched_homo, {"gpu_choice": "index"}), (sched_allox, {})]
+VARIANTS = [(gavel_fifo, {}), (srtf, {}), (srtf, {"weighted": True}),
+            (srtf, {"gpu_choice": "random"}), (sched_homo, {}),
+            (sched_homo, {"gpu_choice": "index"}), (sched_allox, {})]
 
 
 @pytest.mark.parametrize("func,kw", VARIANTS, ids=lambda v: getattr(v, "__name__", str(v)))
@@ -247,8 +279,8 @@ def test_unknown_gpu_choice_is_a_value_error():
 
 def paper_scale_instance(seed: int = 0, n_jobs: int = 200, n_gpus: int = 160,
                          max_rounds: int = 20) -> Instance:
-    """A paper-sized instance (Sec. 7: 200 jobs, 160 GPUs of 4 types, K_n from {1,2,4,8}), built here
-    so the test does not depend on the workload module's numbers."""
+    """A paper-sized instance (Sec. 7: 200 jobs, 160 GPUs of 4 types, K_n from {1,2,4,8}), built
+    here so the test does not depend on the workload module's numbers."""
     rng = np.random.default_rng(seed)
     speed = np.repeat([1.0, 1.3, 2.5, 7.0], n_gpus // 4)
     jobs, t = [], 0.0
@@ -257,8 +289,8 @@ def paper_scale_instance(seed: int = 0, n_jobs: int = 200, n_gpus: int = 160,
         tc = tuple(float(x) for x in base / speed * rng.uniform(1, 1.1, n_gpus))
         ts = tuple(float(x) for x in base / 20 * rng.uniform(1, 1.1, n_gpus))
         k = int(rng.choice([1, 2, 4, 8], p=[0.7, 0.1, 0.15, 0.05]))
-        jobs.append(Job(t, float(rng.integers(1, 6)), int(rng.integers(max_rounds // 2, max_rounds + 1)),
-                        k, tc, ts))
+        rounds = int(rng.integers(max_rounds // 2, max_rounds + 1))
+        jobs.append(Job(t, float(rng.integers(1, 6)), rounds, k, tc, ts))
         t += float(rng.exponential(2.0))
     return Instance(gpus=tuple(f"t{s}" for s in speed), jobs=tuple(jobs))
 
