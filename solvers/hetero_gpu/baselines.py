@@ -271,10 +271,10 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
 
     def policy(st: GangState) -> list[tuple[int, list[int], int]]:
         done = st.rounds_done
-        active = sorted(st.waiting | st.running.keys(),
-                        key=lambda n: ((rounds[n] - done[n]) * per_round[n], arrival[n], n))
+        active = sorted(((rounds[n] - done[n]) * per_round[n], arrival[n], n)
+                        for n in st.waiting | st.running.keys())
         chosen, free = [], inst.n_gpus
-        for n in active:
+        for _, _, n in active:
             if width[n] <= free:
                 chosen.append(n)
                 free -= width[n]
@@ -282,13 +282,15 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
                     break
         claim = {n: st.running.get(n) or st.previous.get(n) for n in chosen}
         claimed = {m for gpus in claim.values() if gpus for m in gpus}
+        idle = [m for m in st.idle() if m not in claimed]
         starts = []
         for n in chosen:
             if n in st.running:
                 continue
             if claim[n] is None:
-                claim[n] = _srtf_claim(st, claimed, width[n], rng)
+                claim[n] = _srtf_claim(st, idle, claimed, width[n], rng)
                 claimed.update(claim[n])
+                idle = [m for m in idle if m not in claim[n]]
             if all(st.holder[m] < 0 for m in claim[n]):
                 starts.append((n, claim[n], 1))
         return starts
@@ -297,10 +299,9 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
     return _outcome("srtf", schedule, {**info, "weighted": weighted, "gpu_choice": gpu_choice})
 
 
-def _srtf_claim(st: GangState, claimed: set[int], width: int,
+def _srtf_claim(st: GangState, idle: list[int], claimed: set[int], width: int,
                 rng: np.random.Generator | None) -> list[int]:
-    """``width`` unclaimed GPUs: idle ones first (oblivious choice), then busy ones by release."""
-    idle = [m for m in st.idle() if m not in claimed]
+    """``width`` unclaimed GPUs: ``idle`` ones first (oblivious choice), then busy ones by release."""
     if len(idle) >= width:
         return _oblivious(idle, width, rng)
     busy = sorted((m for m, h in enumerate(st.holder) if h >= 0 and m not in claimed),
