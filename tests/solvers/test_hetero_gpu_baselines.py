@@ -295,10 +295,17 @@ def paper_scale_instance(seed: int = 0, n_jobs: int = 200, n_gpus: int = 160,
     return Instance(gpus=tuple(f"t{s}" for s in speed), jobs=tuple(jobs))
 
 
+@pytest.fixture(scope="module", params=["own", "preset"])
+def paper_instance(request) -> Instance:
+    if request.param == "own":
+        return paper_scale_instance()
+    from optsched.workloads.hetero_gpu import generate
+    return generate("paper", seed=0)  # 200 jobs, 160 GPUs (high mix), ~7.5k tasks
+
+
 @pytest.mark.parametrize("func", BASELINES, ids=lambda f: f.__name__)
-def test_paper_scale_is_fast_and_feasible(func):
-    inst = paper_scale_instance()
+def test_paper_scale_is_fast_and_feasible(func, paper_instance):
     t0 = time.perf_counter()
-    out = func(inst)
+    out = func(paper_instance)
     assert time.perf_counter() - t0 < 10.0
-    verify(inst, out.schedule)
+    verify(paper_instance, out.schedule)
