@@ -464,4 +464,5 @@ def _run_allox(inst: Instance, n: int, m: int, start: float, runs: list[TaskRun]
     return s
 
 
-__all__ = ["gavel_fifo", "srtf", "sched_homo", "sched_allox", "gang_round", "simulate_gang"]
+__all__ = ["gavel_fifo", "srtf", "sched_homo", "sched_allox", "allox_slots", "gang_round",
+           "simulate_gang"]
