@@ -1,0 +1,89 @@
+"""Where instance tasks run: in this process, in K local processes, or on a Dask cluster.
+
+All three give a ``concurrent.futures``-style executor (``submit`` returning a
+``concurrent.futures.Future``), so :func:`optsched.experiments.ratios.run_ratios` has one code path:
+``ProcessPoolExecutor`` for ``workers=K``, ``distributed.Client(address).get_executor()`` for a Dask
+scheduler, and :class:`InlineExecutor` (runs each task when submitted) for ``workers=1``.
+
+Each local worker process solves with HiGHS ``threads=1`` (``solve_model``'s default), so K workers use
+about K cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from typing import Iterator
+
+from optsched.errors import OptschedError
+
+
+class InlineExecutor(Executor):
+    """Runs each task synchronously in the calling process (no pickling, no start-up cost)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:     # noqa: BLE001 - handed to the caller through the future
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            future.set_exception(exc)
+        return future
+
+
+@contextlib.contextmanager
+def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
+    """A context-managed executor for ``workers`` local processes or a Dask ``scheduler``.
+
+    Parameters
+    ----------
+    workers
+        Number of local processes; 1 runs tasks in this process.
+    scheduler
+        A Dask scheduler address (``"tcp://host:8786"``), a ``distributed.Client``, or None.
+    """
+    if scheduler is not None:
+        with _dask_executor(scheduler) as ex:
+            yield ex
+        return
+    if workers is None or workers <= 1:
+        yield InlineExecutor()
+        return
+    # forkserver: workers start from a clean interpreter (no inherited threads or solver state)
+    # yet cheaply, importing optsched once in the server.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["optsched.experiments.ratios"])
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
+        yield pool
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _dask_executor(scheduler) -> Iterator[Executor]:
+    try:
+        from distributed import Client
+    except ImportError:
+        raise OptschedError("--scheduler: needs dask.distributed "
+                            "(pip install 'optsched[distributed]')") from None
+    own = not isinstance(scheduler, Client)
+    if own:
+        try:
+            client = Client(scheduler, timeout=30)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise OptschedError(f"--scheduler: cannot connect to {scheduler}: {exc}") from None
+    else:
+        client = scheduler
+    ex = client.get_executor(pure=False)
+    try:
+        yield ex
+    finally:
+        ex.shutdown(wait=False)
+        if own:
+            client.close()

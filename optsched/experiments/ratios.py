@@ -1,0 +1,426 @@
+"""``optsched ratios``: empirical ALG/OPT and LB/OPT of every method against the exact optimum.
+
+One *task* is one instance (family, preset, seed): it runs the family's ``exact`` method first, then
+every other method with ``in_ratios`` True, and returns one *row* per method. The exact optimum is
+shared by all rows of the instance. Tasks run in this process, in K local processes or on a Dask
+cluster through the same ``concurrent.futures`` code path (:mod:`.executors`); rows go to a resumable
+store (:mod:`.store`) as each task finishes.
+
+A row (all values JSON; ``objective`` is null when there is no schedule)::
+
+    family, preset, seed, method, kind, status, objective, lower_bound, runtime_s, guarantee,
+    opt, ratio, checks, time_limit, versions, error
+
+``status`` is the solver status (optimal | feasible | time_limit | infeasible | unknown), or
+``violation`` when the schedule failed the family's ``verify`` (``error`` holds its message), or
+``error`` for any other exception (``error`` holds the exception text; the row is redone on resume).
+``opt`` is the exact objective when proven optimal, else null (a time-out is never counted as
+optimal). ``ratio`` is objective/opt for algorithms and baselines, lower_bound/opt for bounds, null for
+the exact method and whenever opt is unknown. ``checks`` re-tests the invariants: ``verified``,
+``lb_le_opt``, ``opt_le_alg``, ``within_guarantee`` and, for the exact method, ``model_agrees`` (the
+MILP's objective equals the checker's); each is true, false, or null when it does not apply.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, wait
+from pathlib import Path
+from typing import Iterable
+
+from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.experiments.executors import InlineExecutor, executor
+from optsched.experiments.store import ResultStore, row_key
+from optsched.experiments.table import format_table, summarize, write_summary_csv  # noqa: F401
+from optsched.registry import FAMILIES
+
+#: Default number of seeds per family (a family may set ``RATIO_SEEDS`` in its solvers module).
+DEFAULT_SEEDS = 4
+#: Default preset (a family may set ``RATIO_PRESET`` in its solvers module).
+DEFAULT_PRESET = "tiny"
+#: Default time limit (s) per exact solve, and per bound/algorithm call.
+DEFAULT_TIME_LIMIT = 30.0
+#: Relative tolerance of the invariant checks.
+TOL = 1e-6
+
+ROW_KEYS = ("family", "preset", "seed", "method", "kind", "status", "objective", "lower_bound",
+            "runtime_s", "guarantee", "opt", "ratio", "checks", "time_limit", "versions", "error")
+CHECKS = ("verified", "lb_le_opt", "opt_le_alg", "within_guarantee", "model_agrees")
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def family_status(family: str):
+    """``(solvers_module, None)`` when the family's three layers import, else ``(None, reason)``."""
+    import importlib
+
+    try:
+        for layer in ("problems", "workloads"):
+            importlib.import_module(f"optsched.{layer}.{family}")
+        module = importlib.import_module(f"optsched.solvers.{family}")
+        methods = list(module.METHODS)
+        if not any(m.name == "exact" for m in methods):
+            return None, "no method named 'exact'"
+    except Exception as exc:  # noqa: BLE001 - a family under construction must not stop the run
+        return None, f"{type(exc).__name__}: {exc}"
+    return module, None
+
+
+def plan(families=None, preset=None, seeds=None):
+    """The instances to run and the families skipped.
+
+    Returns
+    -------
+    (tasks, skipped)
+        ``tasks``: dicts ``family, preset, seed, methods`` (exact first, then every other method with
+        ``in_ratios``); ``skipped``: rows with ``status == "skipped"`` for families that do not import.
+    """
+    tasks, skipped = [], []
+    for family in families or FAMILIES:
+        if family not in FAMILIES:
+            raise InvalidInstance(f"family: unknown family {family!r} (known: {', '.join(FAMILIES)})")
+        module, reason = family_status(family)
+        if module is None:
+            skipped.append(_skipped_row(family, preset, reason))
+            continue
+        fam_preset = preset or getattr(module, "RATIO_PRESET", DEFAULT_PRESET)
+        known = getattr(_workloads(family), "PRESETS", (fam_preset,))
+        if fam_preset not in known:
+            raise InvalidInstance(f"preset: {family} has no preset {fam_preset!r} "
+                                  f"(known: {', '.join(known)})")
+        names = ["exact"] + [m.name for m in module.METHODS if m.name != "exact" and m.in_ratios]
+        for seed in _seed_list(seeds, getattr(module, "RATIO_SEEDS", DEFAULT_SEEDS)):
+            tasks.append({"family": family, "preset": fam_preset, "seed": seed, "methods": names})
+    # interleave families so a slow family does not leave workers idle at the end
+    tasks.sort(key=lambda t: (t["seed"], list(FAMILIES).index(t["family"])))
+    return tasks, skipped
+
+
+def _workloads(family):
+    import importlib
+
+    return importlib.import_module(f"optsched.workloads.{family}")
+
+
+def _seed_list(seeds, default) -> list[int]:
+    if seeds is None:
+        seeds = default
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise InvalidInstance(f"seeds: must be >= 1, got {seeds}")
+        return list(range(seeds))
+    return [int(s) for s in seeds]
+
+
+def _skipped_row(family, preset, reason) -> dict:
+    row = dict.fromkeys(ROW_KEYS)
+    row.update(family=family, preset=preset or DEFAULT_PRESET, seed=-1, method="-",
+               status="skipped", error=reason, checks={})
+    return row
+
+
+# --------------------------------------------------------------------------- one instance
+
+
+_VERSIONS: dict | None = None
+
+
+def versions() -> dict:
+    """Versions of optsched, pyomo and highspy in this process."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        import optsched
+
+        out = {"optsched": optsched.__version__, "python": sys.version.split()[0]}
+        for pkg in ("pyomo", "highspy"):
+            try:
+                out[pkg] = version(pkg)
+            except PackageNotFoundError:
+                out[pkg] = None
+        _VERSIONS = out
+    return _VERSIONS
+
+
+def run_instance(task: dict) -> list[dict]:
+    """Run the methods of one instance (the unit of work of every executor).
+
+    Parameters
+    ----------
+    task
+        ``family, preset, seed, methods`` (names, in order), ``time_limit`` and optionally
+        ``exact_row``: a stored row of the exact method, reused instead of solving again.
+
+    Returns
+    -------
+    list[dict]
+        One row per method in ``task["methods"]`` (never raises for a method's failure).
+    """
+    from optsched import generate
+    from optsched.registry import get_method
+
+    family, preset, seed = task["family"], task["preset"], task["seed"]
+    base = {"family": family, "preset": preset, "seed": seed, "time_limit": task["time_limit"],
+            "versions": versions()}
+    try:
+        inst = generate(family, preset, seed)
+    except Exception as exc:  # noqa: BLE001
+        return [_error_row(base, name, None, f"generate: {_exc_text(exc)}")
+                for name in task["methods"]]
+
+    rows = []
+    exact_row = task.get("exact_row")
+    if "exact" in task["methods"]:
+        exact_row = _run_method(inst, get_method(family, "exact"), base, None, task["time_limit"])
+        rows.append(exact_row)
+    opt = exact_row.get("opt") if exact_row else None
+    for name in task["methods"]:
+        if name == "exact":
+            continue
+        try:
+            entry = get_method(family, name)
+        except Exception as exc:  # noqa: BLE001
+            rows.append(_error_row(base, name, None, _exc_text(exc)))
+            continue
+        rows.append(_run_method(inst, entry, base, opt, task["time_limit"]))
+    return rows
+
+
+def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
+    """Solve, verify and check one method; the row records any failure."""
+    from optsched.registry import solve
+
+    row = {**base, "method": entry.name, "kind": entry.kind}
+    start = time.perf_counter()
+    try:
+        result = solve(inst, entry.name, time_limit=time_limit, seed=base["seed"])
+    except InfeasibleSchedule as exc:
+        row.update(status="violation", objective=None, lower_bound=None,
+                   runtime_s=time.perf_counter() - start, guarantee=_guarantee(entry, inst),
+                   opt=opt, ratio=None, error=f"InfeasibleSchedule: {exc}",
+                   checks={**dict.fromkeys(CHECKS), "verified": False})
+        return _ordered(row)
+    except Exception as exc:  # noqa: BLE001
+        return _error_row(base, entry.name, entry.kind, _exc_text(exc),
+                          runtime=time.perf_counter() - start, opt=opt)
+
+    objective = None if math.isinf(result.objective) else result.objective
+    lb = _finite(result.lower_bound)
+    checks = dict.fromkeys(CHECKS)
+    checks["verified"] = True if result.schedule is not None else None
+    if entry.kind == "exact":
+        agrees = result.info.get("model_objective_agrees")
+        checks["model_agrees"] = agrees
+        if lb is not None and objective is not None:
+            checks["lb_le_opt"] = _le(lb, objective)
+        proven = result.status.value == "optimal" and objective is not None and agrees is not False
+        opt = objective if proven else None
+        ratio = None
+    else:
+        ratio = None
+        if opt is not None:
+            if lb is not None:
+                checks["lb_le_opt"] = _le(lb, opt)
+            if entry.kind == "bound":
+                ratio = _ratio(lb, opt)
+            elif objective is not None:
+                checks["opt_le_alg"] = _le(opt, objective)
+                ratio = _ratio(objective, opt)
+        if ratio is not None and result.guarantee is not None and entry.kind != "bound":
+            checks["within_guarantee"] = ratio <= result.guarantee * (1 + TOL) + TOL
+    row.update(status=result.status.value, objective=objective, lower_bound=lb,
+               runtime_s=result.runtime_s, guarantee=_finite(result.guarantee), opt=opt,
+               ratio=ratio, checks=checks, error=None)
+    return _ordered(row)
+
+
+def _le(a: float, b: float) -> bool:
+    return a <= b + TOL * max(1.0, abs(b))
+
+
+def _ratio(value: float | None, opt: float) -> float | None:
+    if value is None:
+        return None
+    if abs(opt) <= TOL:
+        return 1.0 if abs(value) <= TOL else None
+    return value / opt
+
+
+def _finite(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _guarantee(entry, inst) -> float | None:
+    try:
+        return _finite(entry.guarantee_on(inst))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _exc_text(exc: BaseException) -> str:
+    """``Type: message`` plus the innermost frame, so a failure can be traced from the row."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" [{Path(tb[-1].filename).name}:{tb[-1].lineno}]" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _error_row(base, method, kind, text, runtime=None, opt=None) -> dict:
+    row = {**base, "method": method, "kind": kind, "status": "error", "objective": None,
+           "lower_bound": None, "runtime_s": runtime, "guarantee": None, "opt": opt,
+           "ratio": None, "checks": dict.fromkeys(CHECKS), "error": text}
+    return _ordered(row)
+
+
+def _ordered(row: dict) -> dict:
+    return {k: row.get(k) for k in ROW_KEYS}
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=1, scheduler=None,
+               out=None, progress=None) -> list[dict]:
+    """Run the ratio study and return its rows (stored rows included when resuming from ``out``).
+
+    Parameters
+    ----------
+    families
+        Family names; None = every family. A family whose modules are missing or fail to import is
+        skipped and reported by a row with ``status == "skipped"``.
+    preset
+        Instance preset for every family; None = each family's ``RATIO_PRESET`` (default ``tiny``).
+    seeds
+        Number of seeds (0..N-1) or an iterable of seeds; None = each family's ``RATIO_SEEDS``
+        (default :data:`DEFAULT_SEEDS`).
+    time_limit
+        Seconds per exact solve (and per other method); None = :data:`DEFAULT_TIME_LIMIT`.
+    workers
+        Local processes (1 = this process).
+    scheduler
+        Dask scheduler address (or a ``distributed.Client``); overrides ``workers``.
+    out
+        Folder for ``results.jsonl`` (resumable), ``summary.csv`` and ``ratios.png``.
+    progress
+        Show a progress bar; None = only when stderr is a terminal.
+
+    Returns
+    -------
+    list[dict]
+        Rows ordered by family, seed and method registration order.
+    """
+    time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+    tasks, skipped = plan(families, preset, seeds)
+    store = ResultStore(out) if out is not None else None
+    if store is not None:
+        store.open()
+    try:
+        rows = _sweep(tasks, store, time_limit, workers, scheduler, progress)
+    finally:
+        if store is not None:
+            store.close()
+    rows = _sorted(rows) + skipped
+    if out is not None:
+        write_summary_csv(rows, Path(out) / "summary.csv")
+        try:
+            from optsched.experiments.plot import plot_ratios
+
+            plot_ratios(rows, Path(out) / "ratios.png")
+        except ImportError as exc:  # matplotlib is optional for the sweep itself
+            print(f"optsched: no plot ({exc})", file=sys.stderr)
+    return rows
+
+
+def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]:
+    done_rows, todo = [], []
+    for task in tasks:
+        keys = [(task["family"], task["preset"], task["seed"], m) for m in task["methods"]]
+        finished = [k for k in keys if store is not None and k in store]
+        done_rows += [store.get(k) for k in finished]
+        missing = [k[3] for k in keys if k not in finished]
+        if missing:
+            t = {**task, "methods": missing, "time_limit": time_limit}
+            if "exact" not in missing:
+                t["exact_row"] = store.get(keys[0])
+            todo.append(t)
+    bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
+    new_rows: list[dict] = []
+    try:
+        with executor(workers, scheduler) as ex:
+            # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
+            limit = 1 if isinstance(ex, InlineExecutor) else len(todo)
+            pending: dict = {}
+            queue = list(todo)
+            while queue or pending:
+                while queue and len(pending) < limit:
+                    task = queue.pop(0)
+                    pending[ex.submit(run_instance, task)] = task
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    task = pending.pop(fut)
+                    rows = _task_rows(fut, task)
+                    if store is not None:
+                        store.extend(rows)
+                    new_rows += rows
+                    bar.update(1)
+    finally:
+        bar.close()
+    return done_rows + new_rows
+
+
+def _task_rows(fut, task) -> list[dict]:
+    """The task's rows, or error rows when the task itself failed (worker died, pickling, ...)."""
+    try:
+        return fut.result()
+    except Exception as exc:  # noqa: BLE001
+        base = {"family": task["family"], "preset": task["preset"], "seed": task["seed"],
+                "time_limit": task["time_limit"], "versions": versions()}
+        return [_error_row(base, m, None, f"task failed: {_exc_text(exc)}") for m in task["methods"]]
+
+
+class _NoBar:
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
+def _progress(progress, total, initial):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc="ratios", unit="inst", file=sys.stderr)
+
+
+def _sorted(rows: Iterable[dict]) -> list[dict]:
+    order = {f: i for i, f in enumerate(FAMILIES)}
+    method_order: dict = {}
+
+    def key(row):
+        fam = row["family"]
+        if fam not in method_order:
+            try:
+                from optsched.registry import methods
+
+                kinds = ("exact", "bound", "algorithm", "baseline")
+                ms = methods(fam)
+                method_order[fam] = {m.name: (kinds.index(m.kind) if m.kind in kinds else 9, i)
+                                     for i, m in enumerate(ms)}
+            except Exception:  # noqa: BLE001
+                method_order[fam] = {}
+        return (order.get(fam, 99), fam, row["preset"], row["seed"],
+                method_order[fam].get(row["method"], (99, 0)), row["method"])
+
+    unique = {row_key(r): r for r in rows}
+    return sorted(unique.values(), key=key)
