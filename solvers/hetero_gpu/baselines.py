@@ -301,7 +301,7 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
 
 def _srtf_claim(st: GangState, idle: list[int], claimed: set[int], width: int,
                 rng: np.random.Generator | None) -> list[int]:
-    """``width`` unclaimed GPUs: ``idle`` ones first (oblivious choice), then busy ones by release."""
+    """``width`` unclaimed GPUs: ``idle`` first (oblivious choice), then busy ones by release."""
     if len(idle) >= width:
         return _oblivious(idle, width, rng)
     busy = sorted((m for m, h in enumerate(st.holder) if h >= 0 and m not in claimed),
