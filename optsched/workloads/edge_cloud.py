@@ -3,7 +3,7 @@ Philly-style machine lists.
 
 Presets
 -------
-``tiny``   3 jobs, one edge server + the cloud, one worker and one PS type: brute-forcible.
+``tiny``   4 jobs, one edge server + the cloud, one worker and one PS type: brute-forcible.
 ``small``  8 jobs, two edge servers + the cloud, two types (digest §7.1): exact MILP in seconds.
 ``paper``  Sec. VI: 200 edge servers + one cloud, U, V in [8, 10], worker bandwidth [100, 5120]
            Mbps, PS bandwidth [5, 20] Gbps, E in [50, 100], D in [20, 50], M in [10, 50],
@@ -33,8 +33,8 @@ from optsched.problems.edge_cloud import SLOT_SECONDS, Instance, Job
 PRESETS = ("tiny", "small", "paper")
 
 _SMALL = {
-    "tiny": dict(n_jobs=3, n_edge=1, n_wtypes=1, n_ptypes=1, edge_w=(1, 2), cloud_w=3,
-                 edge_p=(1, 1), cloud_p=2, arrival=(1, 3), epochs=(1, 1), chunks=(1, 3),
+    "tiny": dict(n_jobs=4, n_edge=1, n_wtypes=1, n_ptypes=1, edge_w=(1, 2), cloud_w=2,
+                 edge_p=(1, 1), cloud_p=1, arrival=(1, 3), epochs=(1, 2), chunks=(1, 3),
                  minibatches=(1, 2), edge_delay=(1, 2), cloud_delay=(2, 4), horizon=32),
     "small": dict(n_jobs=8, n_edge=2, n_wtypes=2, n_ptypes=2, edge_w=(1, 3), cloud_w=4,
                   edge_p=(1, 2), cloud_p=3, arrival=(1, 6), epochs=(1, 2), chunks=(2, 4),

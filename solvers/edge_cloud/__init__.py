@@ -19,7 +19,7 @@ from functools import partial
 from optsched.problems.edge_cloud import Instance, verify_preemptive
 from optsched.registry import Method
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.edge_cloud import a_online as _alg
+from optsched.solvers.edge_cloud import algorithm as _alg
 from optsched.solvers.edge_cloud import baselines as _base
 from optsched.solvers.edge_cloud.bounds import exact, lower_bound
 

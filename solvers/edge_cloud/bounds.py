@@ -12,7 +12,7 @@ from optsched.models.edge_cloud import (
 )
 from optsched.problems.edge_cloud import Instance, Run, Schedule, verify
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.edge_cloud import a_online as alg
+from optsched.solvers.edge_cloud import algorithm as alg
 from optsched.solvers.edge_cloud.baselines import fifo
 from optsched.solvers.highs import relax_integrality, solve_model
 

@@ -1,0 +1,115 @@
+"""edge_cloud models: exact MILP of (2) vs brute force; batch (3) = packing ILP (4); LP(4) = dual (5);
+column generation = LP over all enumerated columns; A_maxsche <= OPT(3) (digest P2-P4)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from optsched.models.edge_cloud import (
+    build_batch, build_dual, build_exact, build_packing, deadlines, enumerate_columns,
+    extract_batch, extract_schedule,
+)
+from optsched.problems.edge_cloud import Schedule, verify
+from optsched.registry import solve
+from optsched.result import SolveStatus
+from optsched.solvers.edge_cloud import algorithm as alg
+from optsched.solvers.edge_cloud.bounds import batch_lp_bound, incumbent
+from optsched.solvers.highs import solve_model
+from optsched.workloads.edge_cloud import generate
+
+_spec = importlib.util.spec_from_file_location(
+    "brute_edge_cloud", Path(__file__).parents[1] / "solvers" / "brute_edge_cloud.py")
+brute = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(brute)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_exact_equals_brute_force(seed):
+    inst = generate("tiny", seed)
+    res = solve(inst, "exact")
+    assert res.status is SolveStatus.OPTIMAL
+    assert res.info["model_objective_agrees"]
+    _, ub = incumbent(inst)
+    assert res.objective == brute.brute_force(inst, ub)
+    assert res.lower_bound <= res.objective + 1e-6
+
+
+def test_exact_model_is_sparse_and_extracts_a_verified_schedule():
+    inst = generate("tiny", 4)
+    sched, ub = incumbent(inst)
+    dl = deadlines(inst, ub)
+    model = build_exact(inst, dl)
+    # y exists only where the job may use the server, never on the dense J x S x T grid
+    dense = len(inst.jobs) * inst.n_servers * max(dl)
+    assert len(model.Y) < dense
+    assert all(t >= inst.jobs[j].arrival + inst.jobs[j].delay[s] for j, s, t in model.Y)
+    rep = solve_model(model)
+    assert rep.status is SolveStatus.OPTIMAL
+    assert verify(inst, extract_schedule(inst, model)) == pytest.approx(rep.objective)
+
+
+def _windows():
+    out = []
+    for preset, seeds, taus in (("tiny", range(5), (4, 8)), ("small", range(2), (4,))):
+        for seed in seeds:
+            inst = generate(preset, seed)
+            for tau in taus:
+                jobs = [j for j, job in enumerate(inst.jobs) if job.arrival <= tau]
+                out.append((inst, jobs, tau))
+    return out
+
+
+def _value(model) -> float:
+    rep = solve_model(model)
+    assert rep.status is SolveStatus.OPTIMAL
+    return rep.objective
+
+
+WINDOWS = _windows()
+
+
+@pytest.mark.parametrize("case", range(len(WINDOWS)))
+def test_batch_packing_duality_and_a_maxsche(case):
+    """P3/P4: A_maxsche <= OPT(3-fixed) <= OPT(3-free); (3) == (4); LP(4) == (5) == column generation."""
+    inst, jobs, tau = WINDOWS[case]
+    opt = {}
+    for fixed in (True, False):
+        cols = enumerate_columns(inst, jobs, tau, fixed_start=fixed)
+        batch = build_batch(inst, jobs, tau, fixed_start=fixed)
+        opt3 = opt[fixed] = _value(batch)
+        # the accepted runs of (3) are feasible in-window schedules
+        runs = extract_batch(inst, batch)
+        assert len(runs) == round(opt3)
+        assert all(tau + 1 <= r.start and r.end <= 2 * tau for r in runs.values())
+        if not cols:
+            assert opt3 == 0
+            continue
+        opt4 = _value(build_packing(inst, cols))
+        lp4 = _value(build_packing(inst, cols, relax=True))
+        dual5 = _value(build_dual(inst, cols, jobs))
+        assert opt3 == pytest.approx(opt4)                       # (3) == (4)
+        assert opt4 <= lp4 + 1e-6
+        assert lp4 == pytest.approx(dual5, abs=1e-6)             # strong duality (5)
+        cg, _ = batch_lp_bound(inst, jobs, tau, fixed_start=fixed)
+        assert cg == pytest.approx(lp4, abs=1e-6)                # column generation finds the LP
+    fixed, free = opt[True], opt[False]
+    for cfg in (alg.FAITHFUL, alg.MODEL):
+        res = alg.a_maxsche(inst, jobs, tau, 2 * tau, cfg)
+        assert len(res.admitted) <= fixed + 1e-9 <= free + 2e-9
+        # the admitted runs form a feasible partial schedule inside the window
+        for j, run in res.admitted.items():
+            assert run.start == tau + 1 and run.end <= 2 * tau
+        if res.admitted:
+            sub = _restrict(inst, res.admitted)
+            verify(sub[0], sub[1])
+
+
+def _restrict(inst, runs):
+    """The instance and schedule restricted to the jobs in ``runs`` (to verify a round's packing)."""
+    from dataclasses import replace
+    keep = sorted(runs)
+    sub = replace(inst, jobs=tuple(inst.jobs[j] for j in keep))
+    return sub, Schedule.single([runs[j] for j in keep])
