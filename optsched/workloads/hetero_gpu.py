@@ -93,7 +93,9 @@ def paper(rng: np.random.Generator, n_jobs: int = 200, n_gpus: int = 160, hetero
     if heterogeneity not in MIXES:
         raise InvalidInstance(f"heterogeneity: must be one of {', '.join(MIXES)}, got {heterogeneity!r}")
     mix = MIXES[heterogeneity]
-    gpus = tuple(mix[m * len(mix) // n_gpus] for m in range(n_gpus))
+    # types in equal shares, in a seeded random order: a GPU's index carries no speed information,
+    # so index-based (heterogeneity-oblivious) baselines are not handed the fast GPUs first
+    gpus = tuple(rng.permutation([mix[m * len(mix) // n_gpus] for m in range(n_gpus)]).tolist())
     classes = list(CLASSES)
     probs = np.array([(class_mix or {}).get(c, 1.0) for c in classes], dtype=float)
     jobs, work = [], []
