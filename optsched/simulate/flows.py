@@ -88,8 +88,7 @@ class SimResult:
     info: dict = field(default_factory=dict)
 
 
-def allocate(src: list[int], dst: list[int], cls: list[Hashable], n_ports: int,
-             capacity: float) -> list[float]:
+def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
     """Strict priority across classes (ascending), max-min fair progressive filling inside a class,
     work-conserving (paper Sec. III-D with priority queues, Sec. IV-B).
 
@@ -98,14 +97,14 @@ def allocate(src: list[int], dst: list[int], cls: list[Hashable], n_ports: int,
     src, dst
         Port indices of each flow (ingress, egress).
     cls
-        Class of each flow.
+        Class of each flow (any sortable keys).
 
     Returns
     -------
     list of float
         The rate of each flow.
     """
-    cap = [capacity] * n_ports
+    cap = [float(capacity)] * n_ports
     rate = [0.0] * len(src)
     groups: dict[Hashable, list[int]] = {}
     for f, c in enumerate(cls):
@@ -116,24 +115,36 @@ def allocate(src: list[int], dst: list[int], cls: list[Hashable], n_ports: int,
 
 
 def _fill(members: list[int], src, dst, cap: list[float], rate: list[float]) -> None:
-    """Progressive filling of ``members`` on the residual capacities ``cap`` (max-min fair)."""
-    left = members
-    while left:
-        count: dict[int, int] = {}
-        for f in left:
-            count[src[f]] = count.get(src[f], 0) + 1
-            count[dst[f]] = count.get(dst[f], 0) + 1
-        port = min(count, key=lambda p: (cap[p] / count[p], p))
-        x = max(cap[port] / count[port], 0.0)
-        keep = []
-        for f in left:
-            if src[f] == port or dst[f] == port:
-                rate[f] = x
-                cap[src[f]] = max(cap[src[f]] - x, 0.0)
-                cap[dst[f]] = max(cap[dst[f]] - x, 0.0)
-            else:
-                keep.append(f)
-        left = keep
+    """Progressive filling (water-filling) of ``members`` on the residual capacities ``cap``.
+
+    Ports are taken in increasing fair share ``cap_p / n_p`` from a heap (lazy deletion); all
+    unfixed flows through the port with the smallest share get that share, which can only raise the
+    shares of their other ports. Max-min fair; O(F log P) per class.
+    """
+    by_port: dict[int, list[int]] = {}
+    for f in members:
+        by_port.setdefault(src[f], []).append(f)
+        by_port.setdefault(dst[f], []).append(f)
+    count = {p: len(fs) for p, fs in by_port.items()}
+    heap = [(cap[p] / n, p) for p, n in count.items()]
+    heapq.heapify(heap)
+    fixed = set()
+    while heap:
+        share, p = heapq.heappop(heap)
+        if count[p] == 0 or share != cap[p] / count[p]:
+            continue  # stale entry
+        x = max(share, 0.0)
+        for f in by_port[p]:
+            if f in fixed:
+                continue
+            fixed.add(f)
+            rate[f] = x
+            for q in (src[f], dst[f]):
+                cap[q] = max(cap[q] - x, 0.0)
+                count[q] -= 1
+                if q != p and count[q] > 0:
+                    heapq.heappush(heap, (cap[q] / count[q], q))
+        count[p] = 0
 
 
 class Simulator:
@@ -165,6 +176,7 @@ class Simulator:
         self.stage_start = [[math.nan] * c.n_stages for c in cj]
         self.sent = [[[0.0] * c.n_stages for _ in c.jobs] for c in cj]   # bytes sent per job stage
         self._compute: list[tuple[float, int, int, int]] = []
+        self.computing: set[tuple[int, int]] = set()
         self._arrivals = sorted(range(len(cj)), key=lambda g: (cj[g].arrival, g))
         self._events: list[tuple] = []
         self._left = sum(len(c.jobs) for c in cj)
@@ -176,6 +188,10 @@ class Simulator:
     def communicating(self) -> list[tuple[int, int]]:
         """Jobs whose coflow is in flight (flows with bytes left)."""
         return list(self.rem)
+
+    def busy(self, g: int, j: int) -> bool:
+        """True while job (g, j)'s current iteration is computing or communicating."""
+        return (g, j) in self.rem or (g, j) in self.computing
 
     def active_cojobs(self) -> list[int]:
         """Arrived cojobs that have not finished their last stage."""
@@ -259,6 +275,7 @@ class Simulator:
     def _finish_computes(self) -> None:
         while self._compute and self._compute[0][0] <= self.t + EPS:
             _, g, j, _ = heapq.heappop(self._compute)
+            self.computing.discard((g, j))
             self._start_coflow(g, j)
 
     def _start_stage(self, g: int, k: int) -> None:
@@ -277,6 +294,7 @@ class Simulator:
         c = self.inst.cojobs[g].jobs[j].compute
         if c > 0:
             heapq.heappush(self._compute, (self.t + c, g, j, self.iteration[g][j]))
+            self.computing.add((g, j))
         else:
             self._start_coflow(g, j)
 
