@@ -1,0 +1,314 @@
+"""Pyomo formulations of Zhou et al. (seeds/000), digest Sec. 3.
+
+- :func:`build_offline` — the offline problem (2) (PS) / (15) (all-reduce) as an exact MILP by
+  enumerating configurations kappa = (m, p, q, N, d) so that rho, d and the products in (2f), (2h)
+  and the objective become parameters (digest Sec. 3.2, constraints M1-M12 with M9). Time-indexed,
+  integral slots 1..T_max; exact for every optimal schedule when T_max = :func:`safe_horizon`.
+  Dominance facts used (each one line): (1) for fixed (m, p, q, N) the minimal duration
+  ceil(W/(N rho)) and exactly N workers dominate; (2) q = 1 => co-located suffices (rho(q=1) >=
+  rho(q=0)); (3) one PS server with the minimal PS count dominates (M9).
+- :func:`build_batch` — the per-round problem (7) / (16): max sum w_j over jobs finished by tau.
+- :func:`enumerate_columns`, :func:`build_packing`, :func:`build_packing_dual` — the
+  compact-exponential packing ILP (8) / (17), its LP relaxation, and the dual (9) / (18), with the
+  single-job schedules Gamma_j enumerated explicitly (tiny instances; digest Sec. 3.4).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyomo.environ as pyo
+
+from optsched.problems.elastic_cluster import Instance, Plan, Schedule
+from optsched.solvers.elastic_cluster.placement import fastest_alone
+
+TOL = 1e-9
+
+
+# -------------------------------------------------------------------------------------- horizon
+
+
+def serial_schedule(inst: Instance) -> Schedule:
+    """Every job alone on the idle cluster in its fastest configuration, in (a_j, j) order."""
+    plans, free = [None] * len(inst.jobs), 1
+    for j in sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j)):
+        sub = fastest_alone(inst, j)
+        if sub is None:
+            raise ValueError(f"job {j} fits on no server configuration")
+        start = max(free, inst.jobs[j].arrival)
+        plans[j] = Plan(start, sub.duration, sub.worker_type, sub.ps_type, sub.colocated,
+                        sub.workers, sub.ps)
+        free = start + sub.duration
+    return Schedule(tuple(plans))
+
+
+def safe_horizon(inst: Instance) -> int:
+    """T_max such that every optimal schedule completes all jobs by T_max + 1.
+
+    With S the cost of :func:`serial_schedule` and l_i = a_i + d_i^min (d^min of the fastest
+    schedule alone), an optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j."""
+    serial = serial_schedule(inst)
+    cost = sum(job.weight * p.completion for job, p in zip(inst.jobs, serial.plans))
+    low = [job.arrival + p.duration for job, p in zip(inst.jobs, serial.plans)]
+    total = sum(job.weight * l for job, l in zip(inst.jobs, low))
+    return max(int(math.floor((cost - total + job.weight * l) / job.weight + TOL)) - 1
+               for job, l in zip(inst.jobs, low))
+
+
+# ------------------------------------------------------------------------------- configurations
+
+
+def _fits(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
+    """Pruning of digest Sec. 3.2: q = 1 needs one server that holds N workers (+1 PS); q = 0 needs
+    the whole cluster to hold them."""
+    need = n * inst.e[m] + (inst.z[p] if inst.is_ps else 0)
+    if q == 1:
+        return bool((inst.cap >= need[None, :] - TOL).all(axis=1).any())
+    return bool((inst.cap.sum(axis=0) >= need - TOL).all())
+
+
+def model_configs(inst: Instance, j: int, max_len: int) -> list:
+    """Configurations (m, p, q, N, d) of job j that fit (pruned) with d <= max_len."""
+    return [c for c in inst.configurations(j) if c[4] <= max_len and _fits(inst, *c[:4])]
+
+
+# ----------------------------------------------------------------------------------- the MILPs
+
+
+def build_offline(inst: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
+    """Exact MILP of (2) / (15): min sum_j w_j sum_{kappa,t} (t + d_kappa) X_{j kappa t}."""
+    horizon = horizon or safe_horizon(inst)
+    jobs = list(range(len(inst.jobs)))
+    starts = {j: (inst.jobs[j].arrival, horizon) for j in jobs}
+    model = _build(inst, jobs, starts, horizon, batch=False)
+    model.obj = pyo.Objective(expr=sum(
+        inst.jobs[j].weight * (t + model.conf[j, k][4]) * model.X[j, k, t]
+        for j, k, t in model.JKT), sense=pyo.minimize)
+    return model
+
+
+def build_batch(inst: Instance, jobs, tau: int) -> pyo.ConcreteModel:
+    """Problem (7) / (16) for batch ``jobs`` and deadline tau: relative slots 1..tau, every job
+    available at slot 1, t + d <= tau (7b), scheduling optional (7a); max sum w_j."""
+    jobs = list(jobs)
+    starts = {j: (1, tau - 1) for j in jobs}
+    model = _build(inst, jobs, starts, tau - 1, batch=True)
+    model.obj = pyo.Objective(expr=sum(inst.jobs[j].weight * model.X[j, k, t]
+                                       for j, k, t in model.JKT), sense=pyo.maximize)
+    return model
+
+
+def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool):
+    """Variables and constraints M1-M12 (+ M9) of digest Sec. 3.2 on slots 1..last_slot."""
+    m = pyo.ConcreteModel(name="elastic_cluster")
+    H, R, ps = range(inst.n_servers), range(inst.n_res), inst.is_ps
+    conf = {(j, k): c for j in jobs
+            for k, c in enumerate(model_configs(inst, j, last_slot - starts[j][0] + 1))}
+    m.conf = conf
+    jkt = [(j, k, t) for (j, k), c in conf.items() for t in range(starts[j][0], last_slot - c[4] + 2)]
+    m.JKT = pyo.Set(initialize=jkt, dimen=3, ordered=True)
+    m.X = pyo.Var(m.JKT, domain=pyo.Binary)
+    by_jk: dict = {}
+    for j, k, t in jkt:
+        by_jk.setdefault((j, k), []).append(t)
+    A = {jk: sum(m.X[jk[0], jk[1], t] for t in ts) for jk, ts in by_jk.items()}
+    chosen = {j: sum(a for (jj, _), a in A.items() if jj == j) for j in jobs}
+    q1 = {j: sum(a for (jj, k), a in A.items() if jj == j and conf[jj, k][2] == 1) for j in jobs}
+    q0 = {j: chosen[j] - q1[j] for j in jobs}
+    M, P = range(len(inst.worker_types)), range(len(inst.ps_types))
+    m.y = pyo.Var([(j, h, w) for j in jobs for h in H for w in M], domain=pyo.NonNegativeIntegers,
+                  bounds=lambda _, j, h, w: (0, inst.jobs[j].chunks))
+    m.sigma = pyo.Var([(j, h) for j in jobs for h in H], domain=pyo.Binary)
+    m.c = pyo.ConstraintList()
+    for j in jobs:
+        d_j = inst.jobs[j].chunks
+        m.c.add(chosen[j] <= 1 if batch else chosen[j] == 1)  # M1 / (7a)
+        for w in M:  # M2
+            m.c.add(sum(m.y[j, h, w] for h in H) == sum(
+                c[3] * A[j, k] for (jj, k), c in conf.items() if jj == j and c[0] == w
+                and (j, k) in A))
+        m.c.add(sum(m.sigma[j, h] for h in H) == q1[j])  # M5
+        for h in H:  # M6 (workers)
+            m.c.add(sum(m.y[j, h, w] for w in M) <= d_j * (m.sigma[j, h] + q0[j]))
+    if ps:
+        _ps_constraints(m, inst, jobs, conf, A, chosen, q0)
+    _capacity(m, inst, jobs, conf, by_jk, last_slot)
+    return m
+
+
+def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
+    """M3, M4, M6 (PSs), M7, M8 ((2i)), M9."""
+    H, M, P = range(inst.n_servers), range(len(inst.worker_types)), range(len(inst.ps_types))
+    b = [t.bandwidth for t in inst.worker_types]
+    big_b = [t.bandwidth for t in inst.ps_types]
+    sbar = {j: max(max(1, math.ceil(inst.jobs[j].chunks * max(b) / bb - TOL)) for bb in big_b)
+            for j in jobs}
+    m.s = pyo.Var([(j, h, p) for j in jobs for h in H for p in P], domain=pyo.NonNegativeIntegers,
+                  bounds=lambda _, j, h, p: (0, sbar[j]))
+    m.eta = pyo.Var([(j, h) for j in jobs for h in H], domain=pyo.Binary)
+    for j in jobs:
+        for p in P:
+            uses_p = sum(A[j, k] for (jj, k), c in conf.items() if jj == j and c[1] == p
+                         and (j, k) in A)
+            for h in H:
+                m.c.add(m.s[j, h, p] <= sbar[j] * uses_p)  # M3
+        m.c.add(sum(m.s[j, h, p] for h in H for p in P) >= chosen[j])  # M4 / (2e)
+        m.c.add(sum(m.eta[j, h] for h in H) == chosen[j])  # M9
+        for h in H:
+            n_ps = sum(m.s[j, h, p] for p in P)
+            m.c.add(n_ps <= sbar[j] * (m.sigma[j, h] + q0[j]))  # M6 (PSs)
+            m.c.add(n_ps <= sbar[j] * m.eta[j, h])  # M7
+            remote = sum(b[w] * m.y[j, g, w] for g in H if g != h for w in M)
+            m.c.add(sum(big_b[p] * m.s[j, h, p] for p in P)
+                    >= remote - max(b) * inst.jobs[j].chunks * (1 - m.eta[j, h]))  # M8
+
+
+def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
+    """M10-M12: G_{jhrt} >= Use_{jhr} - C (1 - Run_{jt}), sum_j G <= C ((2h) / (15b))."""
+    H, R = range(inst.n_servers), range(inst.n_res)
+    M, P = range(len(inst.worker_types)), range(len(inst.ps_types))
+    slots = range(1, last_slot + 1)
+    run = {(j, t): [] for j in jobs for t in slots}
+    for (j, k), ts in by_jk.items():
+        d = conf[j, k][4]
+        for t0 in ts:
+            for t in range(t0, t0 + d):
+                run[j, t].append(m.X[j, k, t0])
+    m.G = pyo.Var([(j, h, r, t) for j in jobs for h in H for r in R for t in slots
+                   if run[j, t] and inst.cap[h, r] > 0], domain=pyo.NonNegativeReals)
+    for j in jobs:
+        for h in H:
+            for r in R:
+                use = sum(inst.e[w, r] * m.y[j, h, w] for w in M if inst.e[w, r] > 0)
+                if inst.is_ps:
+                    use = use + sum(inst.z[p, r] * m.s[j, h, p] for p in P if inst.z[p, r] > 0)
+                if isinstance(use, (int, float)):
+                    continue
+                m.c.add(use <= float(inst.cap[h, r]))  # M10
+                for t in slots:
+                    if run[j, t] and inst.cap[h, r] > 0:
+                        m.c.add(m.G[j, h, r, t] >= use - float(inst.cap[h, r]) * (
+                            1 - sum(run[j, t])))  # M11
+    for h in H:
+        for r in R:
+            for t in slots:
+                terms = [m.G[j, h, r, t] for j in jobs if (j, h, r, t) in m.G]
+                if len(terms) > 1:
+                    m.c.add(sum(terms) <= float(inst.cap[h, r]))  # M12
+
+
+def extract_plans(inst: Instance, m: pyo.ConcreteModel) -> dict:
+    """job -> Plan read from a solved :func:`build_offline` / :func:`build_batch` model (jobs not
+    scheduled in a batch model are absent)."""
+    out = {}
+    H, M, P = range(inst.n_servers), range(len(inst.worker_types)), range(len(inst.ps_types))
+    for j, k, t in m.JKT:
+        if pyo.value(m.X[j, k, t]) > 0.5:
+            w, p, q, n, d = m.conf[j, k]
+            workers = tuple(int(round(pyo.value(m.y[j, h, w]))) for h in H)
+            ps = tuple(int(round(sum(pyo.value(m.s[j, h, pp]) for pp in P))) if inst.is_ps else 0
+                       for h in H)
+            out[j] = Plan(t, d, w, p, q, workers, ps)
+    return out
+
+
+def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
+    """The Schedule of a solved :func:`build_offline` model."""
+    plans = extract_plans(inst, m)
+    return Schedule(tuple(plans[j] for j in range(len(inst.jobs))))
+
+
+# ------------------------------------------------------------------------------- packing (8)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One single-job schedule l in Gamma_j: relative start, duration, and per-slot usage f(l)."""
+
+    job: int
+    start: int
+    duration: int
+    plan: Plan
+    usage: tuple  # ((h, r, amount), ...) with amount > 0
+
+
+def enumerate_columns(inst: Instance, j: int, tau: int) -> list[Column]:
+    """Gamma_j for a batch of deadline tau, dominance-pruned (digest Sec. 3.4): q = 1 on one server
+    (N workers + 1 PS); q = 0 any worker vector with sum N and, for PS, one PS server n with
+    max(1, ceil((N - y_n) b/B)) PSs; single-job capacity fit; starts 1..tau - d."""
+    cols = []
+    H = inst.n_servers
+    for w, p, q, n, d in model_configs(inst, j, tau - 1):
+        for workers, ps in _placements(inst, w, p, q, n):
+            plan = Plan(1, d, w, p, q, workers, ps)
+            use = np.outer(workers, inst.e[w]) + (np.outer(ps, inst.z[p]) if inst.is_ps else 0)
+            if (use > inst.cap + TOL).any():
+                continue
+            usage = tuple((h, r, float(use[h, r])) for h in range(H) for r in range(inst.n_res)
+                          if use[h, r] > 0)
+            for t in range(1, tau - d + 1):
+                cols.append(Column(j, t, d, Plan(t, d, w, p, q, workers, ps), usage))
+    return cols
+
+
+def _placements(inst: Instance, w: int, p: int, q: int, n: int):
+    H = inst.n_servers
+    if q == 1:
+        for h in range(H):
+            yield (tuple(n if k == h else 0 for k in range(H)),
+                   tuple(1 if k == h and inst.is_ps else 0 for k in range(H)))
+        return
+    for cut in itertools.combinations(range(n + H - 1), H - 1):  # compositions of n into H parts
+        bounds = (-1,) + cut + (n + H - 1,)
+        workers = tuple(bounds[i + 1] - bounds[i] - 1 for i in range(H))
+        if not inst.is_ps:
+            yield workers, (0,) * H
+            continue
+        for k in range(H):
+            s = inst.ps_needed(w, p, n - workers[k])
+            yield workers, tuple(s if i == k else 0 for i in range(H))
+
+
+def build_packing(inst: Instance, columns: list[Column], tau: int,
+                  relax: bool = False) -> pyo.ConcreteModel:
+    """(8) / (17): max sum w_j x_jl, capacity (8a) per (t, r, h), one schedule per job (8b);
+    ``relax`` gives the LP relaxation (x >= 0) with duals imported."""
+    m = pyo.ConcreteModel(name="packing")
+    m.L = pyo.Set(initialize=range(len(columns)))
+    m.x = pyo.Var(m.L, domain=pyo.NonNegativeReals if relax else pyo.Binary)
+    jobs = sorted({c.job for c in columns})
+    m.obj = pyo.Objective(expr=sum(inst.jobs[c.job].weight * m.x[i] for i, c in enumerate(columns)),
+                          sense=pyo.maximize)
+    m.one = pyo.Constraint(jobs, rule=lambda _, j: sum(
+        m.x[i] for i, c in enumerate(columns) if c.job == j) <= 1)
+    load: dict = {}
+    for i, c in enumerate(columns):
+        for t in range(c.start, c.start + c.duration):
+            for h, r, a in c.usage:
+                load.setdefault((h, r, t), []).append((i, a))
+    m.cap = pyo.Constraint(list(load), rule=lambda _, h, r, t: sum(
+        a * m.x[i] for i, a in load[h, r, t]) <= float(inst.cap[h, r]))
+    if relax:
+        m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
+    return m
+
+
+def build_packing_dual(inst: Instance, columns: list[Column], tau: int) -> pyo.ConcreteModel:
+    """(9) / (18): min sum_j u_j + sum_{t,h,r} C_h^r delta_h^r(t) s.t. (9a)
+    u_j >= w_j - sum_{t in T(l)} sum_{h,r} delta f(l) for every column l, delta, u >= 0."""
+    m = pyo.ConcreteModel(name="packing_dual")
+    jobs = sorted({c.job for c in columns})
+    cells = sorted({(h, r, t) for c in columns for h, r, _ in c.usage
+                    for t in range(c.start, c.start + c.duration)})
+    m.u = pyo.Var(jobs, domain=pyo.NonNegativeReals)
+    m.delta = pyo.Var(cells, domain=pyo.NonNegativeReals)
+    m.obj = pyo.Objective(expr=sum(m.u[j] for j in jobs) + sum(
+        float(inst.cap[h, r]) * m.delta[h, r, t] for h, r, t in cells), sense=pyo.minimize)
+    m.c = pyo.Constraint(range(len(columns)), rule=lambda _, i: m.u[columns[i].job] >= (
+        inst.jobs[columns[i].job].weight - sum(
+            a * m.delta[h, r, t] for t in range(columns[i].start, columns[i].start + columns[i].duration)
+            for h, r, a in columns[i].usage)))
+    return m

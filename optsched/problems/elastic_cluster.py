@@ -1,0 +1,494 @@
+"""elastic_cluster — Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed Machine
+Learning Jobs", IEEE TCC 2022 (seeds/000): PS and Ring-AllReduce jobs on heterogeneous servers.
+
+H servers offer R resources (capacity C_h^r). A job j arrives at slot a_j with weight w_j and must
+train E_j epochs of D_j chunks x K_j mini-batches (W_j = E_j D_j K_j mini-batches). Once, on its
+start, it gets a start slot, a number d_j of consecutive slots, ONE worker type m (resource vector
+e_m, bandwidth b_m) and, for the parameter-server architecture (``ps``), ONE PS type p (z_p, B_p),
+with y_{jhm} workers and s_{jhp} PSs on server h. q_j = 1 means every worker and PS sits on one
+server.
+
+Semantics (identical in :func:`verify`, the models and every algorithm):
+
+- time is slotted; a job with start t and duration d occupies slots t..t+d-1 and completes at
+  c_j = t + d (digest Sec. 2.6); t >= a_j (2j);
+- per-worker rate (1) for PS: rho = 1 / (v_jm + U_j^p + [q=0] * comm_jm) and (14) for all-reduce:
+  rho = 1 / (v_jm + (Phi-1)/Phi * (U_j + [q=0] * comm_jm)), Phi = number of workers, with
+  comm_jm = comm_factor * 2 pi_j / b_m slots (comm_factor converts MB / Mbps to slots);
+- (2f): d * Phi * rho >= W_j; rho is evaluated for the job's q, and q = 1 must really be co-located
+  (q = 0 with a co-located placement is allowed: the rate is then conservative, digest Sec. 8 #30);
+- (2h)/(15b) capacities hold in every slot; (2i) every PS-hosting server's PS bandwidth covers the
+  workers on the other servers;
+- objective sum_j w_j c_j, absolute completion slots (Figs. 2-6).
+
+The instance also carries T (``horizon``, the system timespan in lambda) and F (``weight_ratio``),
+which define the price base lambda = 2 T H R F + 1 of eq. (11).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from optsched.errors import InfeasibleSchedule
+from optsched.problems.fields import Reader, as_int, fail
+
+FAMILY = "elastic_cluster"
+FORMAT_VERSION = 1
+TOL = 1e-6
+ARCHITECTURES = ("ps", "allreduce")
+
+JOB_FIELDS = ("arrival", "weight", "epochs", "chunks", "batches", "compute", "update", "grad_size")
+TYPE_FIELDS = ("demand", "bandwidth")
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """A worker type (e_m, b_m) or PS type (z_p, B_p): per-unit resource demand and bandwidth."""
+
+    demand: tuple[float, ...]
+    bandwidth: float
+
+    def to_dict(self) -> dict:
+        return {"demand": list(self.demand), "bandwidth": self.bandwidth}
+
+    @classmethod
+    def read(cls, r: Reader, n_res: int) -> "NodeType":
+        return cls(r.floats("demand", length=n_res, min=0.0), r.float("bandwidth", positive=True))
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: a_j, w_j, E_j, D_j (chunks = max workers), K_j, ``compute`` v_{jm} (slots per
+    mini-batch, per worker type), ``update`` U_j^p per PS type (PS) or (U_j,) (all-reduce), in
+    slots, and ``grad_size`` pi_j (comm time 2 pi_j / b_m * comm_factor)."""
+
+    arrival: int
+    weight: float
+    epochs: int
+    chunks: int
+    batches: int
+    compute: tuple[float, ...]
+    update: tuple[float, ...]
+    grad_size: float
+
+    @property
+    def work(self) -> int:
+        """W_j = E_j D_j K_j mini-batches."""
+        return self.epochs * self.chunks * self.batches
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in JOB_FIELDS}
+        d["compute"], d["update"] = list(self.compute), list(self.update)
+        return d
+
+    @classmethod
+    def read(cls, r: Reader, n_workers: int, n_update: int) -> "Job":
+        return cls(
+            arrival=r.int("arrival", min=1), weight=r.float("weight", positive=True),
+            epochs=r.int("epochs", min=1), chunks=r.int("chunks", min=1),
+            batches=r.int("batches", min=1),
+            compute=r.floats("compute", length=n_workers, positive=True),
+            update=r.floats("update", length=n_update, min=0.0),
+            grad_size=r.float("grad_size", min=0.0),
+        )
+
+
+@dataclass(frozen=True)
+class Instance:
+    """An elastic_cluster instance (architecture ``ps`` or ``allreduce``).
+
+    ``capacity[h][r]`` = C_h^r; ``worker_types`` / ``ps_types`` (empty for all-reduce); jobs;
+    ``horizon`` T and ``weight_ratio`` F for lambda (11); ``comm_factor`` converts pi/b to slots.
+    """
+
+    architecture: str
+    resources: tuple[str, ...]
+    capacity: tuple[tuple[float, ...], ...]
+    worker_types: tuple[NodeType, ...]
+    ps_types: tuple[NodeType, ...]
+    jobs: tuple[Job, ...]
+    horizon: int
+    weight_ratio: float = 1.0
+    comm_factor: float = 1.0
+    name: str = ""
+    FAMILY = FAMILY
+
+    def __post_init__(self):
+        Instance.from_dict(self.to_dict())  # validate instances built in Python too
+
+    # ----------------------------------------------------------------------------- sizes
+    @property
+    def is_ps(self) -> bool:
+        return self.architecture == "ps"
+
+    @property
+    def n_servers(self) -> int:
+        return len(self.capacity)
+
+    @property
+    def n_res(self) -> int:
+        return len(self.resources)
+
+    @cached_property
+    def cap(self) -> np.ndarray:
+        """C as a read-only H x R array."""
+        return _readonly(self.capacity)
+
+    @cached_property
+    def e(self) -> np.ndarray:
+        """Worker demands e_m^r, M x R."""
+        return _readonly([t.demand for t in self.worker_types])
+
+    @cached_property
+    def z(self) -> np.ndarray:
+        """PS demands z_p^r, P x R (0 x R for all-reduce)."""
+        return _readonly([t.demand for t in self.ps_types]).reshape(len(self.ps_types), self.n_res)
+
+    @cached_property
+    def unit(self) -> np.ndarray:
+        """Normalising unit per resource: mean_h C_h^r (digest Sec. 3.7 "normalized" units)."""
+        return _readonly(np.maximum(self.cap.mean(axis=0), 1e-12))
+
+    # ----------------------------------------------------------------------------- rates
+    def comm(self, j: int, m: int) -> float:
+        """Communication time per iteration 2 pi_j / b_m, in slots."""
+        return self.comm_factor * 2.0 * self.jobs[j].grad_size / self.worker_types[m].bandwidth
+
+    def rate(self, j: int, m: int, p: int, n: int, q: int) -> float:
+        """Per-worker rate: eq. (1) (PS, type p) or eq. (14) (all-reduce, n workers, p ignored)."""
+        job = self.jobs[j]
+        c = self.comm(j, m) if q == 0 else 0.0
+        if self.is_ps:
+            return 1.0 / (job.compute[m] + job.update[p] + c)
+        return 1.0 / (job.compute[m] + (n - 1) / n * (job.update[0] + c))
+
+    def duration(self, j: int, m: int, p: int, n: int, q: int) -> int:
+        """Minimal d with d * n * rho >= W_j: ceil(W_j / (n rho)) (dominance fact 1)."""
+        return ceil_slots(self.jobs[j].work / (n * self.rate(j, m, p, n, q)))
+
+    def ps_needed(self, m: int, p: int, remote: int) -> int:
+        """PSs of type p on one server so that (2i) covers ``remote`` type-m workers, and >= 1."""
+        need = remote * self.worker_types[m].bandwidth / self.ps_types[p].bandwidth
+        return max(1, ceil_slots(need))
+
+    def configurations(self, j: int) -> list[tuple[int, int, int, int, int]]:
+        """Non-dominated configurations (m, p, q, N, d) of job j (digest Sec. 3.2 / 3.6).
+
+        d = ceil(W_j / (N rho)); for fixed (m, p, q), N is kept only if no smaller N' has
+        d' <= d (dominance fact 1; for all-reduce the throughput is not monotone in N, so this is
+        the exact pruning of digest Sec. 3.6). p = -1 for all-reduce.
+        """
+        if j in self._configs:
+            return self._configs[j]
+        out = []
+        ps_range = range(len(self.ps_types)) if self.is_ps else (-1,)
+        for m in range(len(self.worker_types)):
+            for p in ps_range:
+                for q in (1, 0):
+                    best = math.inf
+                    for n in range(1, self.jobs[j].chunks + 1):
+                        d = self.duration(j, m, p, n, q)
+                        if d < best:
+                            best = d
+                            out.append((m, p, q, n, d))
+        self._configs[j] = out
+        return out
+
+    @cached_property
+    def _configs(self) -> dict:
+        return {}
+
+    @cached_property
+    def _norm_demand(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """(sum_r e_m^r / unit_r per m, sum_r z_p^r / unit_r per p)."""
+        return (tuple(float(x) for x in (self.e / self.unit).sum(axis=1)),
+                tuple(float(x) for x in (self.z / self.unit).sum(axis=1)))
+
+    def min_resource_time(self, j: int) -> float:
+        """min over configurations of d (N sum_r e_m^r/unit_r + sum_r z_p^r/unit_r): the smallest
+        normalised resource-time of a schedule of j (denominator of (A1), one PS)."""
+        best = math.inf
+        for m, p, q, n, d in self.configurations(j):
+            per_slot = n * self._norm_demand[0][m] + (self._norm_demand[1][p] if self.is_ps else 0)
+            best = min(best, d * per_slot)
+        return best
+
+    @property
+    def price_base(self) -> float:
+        """lambda = 2 T H R F + 1 (eq. (11), digest Sec. 3.7)."""
+        return 2.0 * self.horizon * self.n_servers * self.n_res * self.weight_ratio + 1.0
+
+    # ----------------------------------------------------------------------------- json
+    def to_dict(self) -> dict:
+        d = {"family": FAMILY, "format_version": FORMAT_VERSION,
+             "architecture": self.architecture, "resources": list(self.resources),
+             "capacity": [list(c) for c in self.capacity],
+             "worker_types": [t.to_dict() for t in self.worker_types],
+             "ps_types": [t.to_dict() for t in self.ps_types],
+             "jobs": [j.to_dict() for j in self.jobs], "horizon": self.horizon,
+             "weight_ratio": self.weight_ratio, "comm_factor": self.comm_factor}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, data) -> "Instance":
+        r = Reader.top(data, FAMILY, FORMAT_VERSION,
+                       ("architecture", "resources", "capacity", "worker_types", "ps_types", "jobs",
+                        "horizon"), ("weight_ratio", "comm_factor", "name"))
+        arch = r.str("architecture", choices=ARCHITECTURES)
+        resources = r.list("resources", nonempty=True)
+        for k, name in enumerate(resources):
+            if not isinstance(name, str):
+                fail(f"instance.resources[{k}]", f"must be a string, got {name!r}")
+        n_res = len(resources)
+        servers = r.list("capacity", nonempty=True)
+        capacity = r.matrix("capacity", (len(servers), n_res), min=0.0)
+        workers = tuple(NodeType.read(t, n_res) for t in r.objects("worker_types", TYPE_FIELDS))
+        ps = tuple(NodeType.read(t, n_res)
+                   for t in r.objects("ps_types", TYPE_FIELDS, nonempty=arch == "ps"))
+        if arch == "allreduce" and ps:
+            fail("instance.ps_types", "must be empty for architecture 'allreduce'")
+        n_update = len(ps) if arch == "ps" else 1
+        jobs = tuple(Job.read(jr, len(workers), n_update) for jr in r.objects("jobs", JOB_FIELDS))
+        _check_types(workers, "worker_types")
+        values = dict(architecture=arch, resources=tuple(resources), capacity=capacity,
+                      worker_types=workers, ps_types=ps, jobs=jobs,
+                      horizon=r.int("horizon", min=1),
+                      weight_ratio=r.float("weight_ratio", positive=True, default=1.0),
+                      comm_factor=r.float("comm_factor", positive=True, default=1.0),
+                      name=r.str("name") if r.has("name") else "")
+        inst = object.__new__(cls)
+        for key, value in values.items():
+            object.__setattr__(inst, key, value)
+        return inst
+
+
+def _check_types(types: tuple[NodeType, ...], where: str) -> None:
+    for k, t in enumerate(types):
+        if not any(x > 0 for x in t.demand):
+            fail(f"instance.{where}[{k}].demand", "must use some resource (all zero)")
+
+
+# ------------------------------------------------------------------------------------ schedule
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Job j's schedule: start, duration d_j, worker type m, PS type p (-1 for all-reduce), q_j,
+    workers y_{jh.} and PSs s_{jh.} per server. ``segments`` (preemptive baselines only) lists the
+    run intervals [first, last] (inclusive slots); empty means one run start..start+d-1."""
+
+    start: int
+    duration: int
+    worker_type: int
+    ps_type: int
+    colocated: int
+    workers: tuple[int, ...]
+    ps: tuple[int, ...]
+    segments: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def completion(self) -> int:
+        if self.segments:
+            return self.segments[-1][1] + 1
+        return self.start + self.duration
+
+    def to_dict(self) -> dict:
+        d = {"start": self.start, "duration": self.duration, "worker_type": self.worker_type,
+             "ps_type": self.ps_type, "colocated": self.colocated, "workers": list(self.workers),
+             "ps": list(self.ps)}
+        if self.segments:
+            d["segments"] = [list(s) for s in self.segments]
+        return d
+
+    @classmethod
+    def read(cls, r: Reader, n_servers: int | None) -> "Plan":
+        segments = ()
+        if r.has("segments"):
+            segments = tuple(tuple(as_int(v, f"{r.where}.segments[{i}][{k}]", min=1)
+                                   for k, v in enumerate(_pair(s, f"{r.where}.segments[{i}]")))
+                             for i, s in enumerate(r.list("segments")))
+        return cls(start=r.int("start", min=1), duration=r.int("duration", min=1),
+                   worker_type=r.int("worker_type", min=0), ps_type=r.int("ps_type", min=-1),
+                   colocated=r.int("colocated", min=0, max=1),
+                   workers=r.ints("workers", length=n_servers, min=0),
+                   ps=r.ints("ps", length=n_servers, min=0), segments=segments)
+
+
+def _pair(value, where: str) -> list:
+    if not isinstance(value, list) or len(value) != 2:
+        fail(where, "must be [first, last]")
+    return value
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One :class:`Plan` per job, in job order."""
+
+    plans: tuple[Plan, ...]
+    FAMILY = FAMILY
+
+    def to_dict(self) -> dict:
+        return {"family": FAMILY, "format_version": FORMAT_VERSION,
+                "jobs": [p.to_dict() for p in self.plans]}
+
+    @classmethod
+    def from_dict(cls, data) -> "Schedule":
+        r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
+        fields = ("start", "duration", "worker_type", "ps_type", "colocated", "workers", "ps")
+        plans = tuple(Plan.read(p, None)
+                      for p in r.objects("jobs", fields, ("segments",), nonempty=False))
+        return cls(plans)
+
+
+# -------------------------------------------------------------------------------------- verify
+
+
+def verify(instance: Instance, schedule: Schedule) -> float:
+    """Check (2a)-(2o) (PS) or (14)-(15) (all-reduce) and return sum_j w_j c_j.
+
+    Non-preemptive: a plan with ``segments`` is rejected (use :func:`verify_preemptive`).
+
+    Raises
+    ------
+    InfeasibleSchedule
+        Naming the violated equation, e.g. ``"(2h) server 1 resource gpu slot 4: 5 > 4"``.
+    """
+    _check_count(instance, schedule)
+    for j, plan in enumerate(schedule.plans):
+        if plan.segments:
+            _infeasible(f"(2a) job {j}: preempted (segments given); this model is non-preemptive")
+        _check_plan(instance, j, plan)
+        phi = sum(plan.workers)
+        if plan.duration * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
+            _infeasible(f"(2f) job {j}: {plan.duration} slots x {phi} workers train "
+                        f"{plan.duration * phi * _rate(instance, j, plan, phi):.6g} < W_j = "
+                        f"{instance.jobs[j].work} mini-batches")
+    _check_capacity(instance, [(p, [(p.start, p.start + p.duration - 1)]) for p in schedule.plans])
+    return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
+
+
+def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 0.0) -> float:
+    """The checker of preemptive baselines (Tiresias, AntMan): like :func:`verify`, but a job may
+    run in several segments with one fixed placement; each resume after the first segment loses
+    ``overhead`` slots of progress. Returns sum_j w_j c_j with c_j = end of the last segment + 1."""
+    _check_count(instance, schedule)
+    runs = []
+    for j, plan in enumerate(schedule.plans):
+        _check_plan(instance, j, plan)
+        segs = list(plan.segments) or [(plan.start, plan.start + plan.duration - 1)]
+        for (f1, l1), (f2, _) in zip(segs, segs[1:]):
+            if f2 <= l1:
+                _infeasible(f"(2a) job {j}: segments overlap or are unordered at slot {f2}")
+        if segs[0][0] != plan.start or any(f > l for f, l in segs):
+            _infeasible(f"(2a) job {j}: segments must start at {plan.start} and be non-empty")
+        phi = sum(plan.workers)
+        slots = sum(l - f + 1 for f, l in segs) - overhead * (len(segs) - 1)
+        if slots * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
+            _infeasible(f"(2f) job {j}: its segments train fewer than W_j mini-batches")
+        runs.append((plan, segs))
+    _check_capacity(instance, runs)
+    return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
+
+
+def _check_count(instance: Instance, schedule: Schedule) -> None:
+    if len(schedule.plans) != len(instance.jobs):
+        _infeasible(f"(2a) schedule has {len(schedule.plans)} jobs, instance has "
+                    f"{len(instance.jobs)}: every job must start exactly once")
+
+
+def _check_plan(inst: Instance, j: int, plan: Plan) -> None:
+    """Per-job constraints (2a)-(2g), (2i), (2j) and the domains (2k)-(2o)."""
+    job, H = inst.jobs[j], inst.n_servers
+    if plan.start < job.arrival:
+        _infeasible(f"(2j) job {j}: starts at {plan.start} before its arrival {job.arrival}")
+    if len(plan.workers) != H or len(plan.ps) != H:
+        _infeasible(f"(2k) job {j}: workers/ps must list {H} servers")
+    if not 0 <= plan.worker_type < len(inst.worker_types):
+        _infeasible(f"(2b) job {j}: worker type {plan.worker_type} does not exist")
+    phi = sum(plan.workers)
+    if phi < 1:
+        _infeasible(f"(2f) job {j}: has no worker")
+    if phi > job.chunks:
+        _infeasible(f"(2g) job {j}: {phi} workers > D_j = {job.chunks}")
+    hosts = [h for h in range(H) if plan.workers[h] > 0 or plan.ps[h] > 0]
+    if plan.colocated and len(hosts) != 1:
+        _infeasible(f"(2d) job {j}: q_j = 1 but it uses servers {hosts}")
+    if inst.is_ps:
+        _check_ps(inst, j, plan)
+    elif plan.ps_type != -1 or any(plan.ps):
+        _infeasible(f"(15) job {j}: all-reduce jobs have no PS (ps_type -1, no PSs)")
+
+
+def _check_ps(inst: Instance, j: int, plan: Plan) -> None:
+    if not 0 <= plan.ps_type < len(inst.ps_types):
+        _infeasible(f"(2c) job {j}: PS type {plan.ps_type} does not exist")
+    if sum(plan.ps) < 1:
+        _infeasible(f"(2e) job {j}: has no PS")
+    b = inst.worker_types[plan.worker_type].bandwidth
+    big_b = inst.ps_types[plan.ps_type].bandwidth
+    total = sum(plan.workers)
+    for h, s in enumerate(plan.ps):
+        if s > 0 and (total - plan.workers[h]) * b > s * big_b * (1 + TOL):
+            _infeasible(f"(2i) job {j} server {h}: remote worker bandwidth "
+                        f"{(total - plan.workers[h]) * b:g} > PS bandwidth {s * big_b:g}")
+
+
+def _rate(inst: Instance, j: int, plan: Plan, phi: int) -> float:
+    """Eq. (1) / (14), recomputed here independently of Instance.rate."""
+    job, m = inst.jobs[j], plan.worker_type
+    comm = 0.0 if plan.colocated else (
+        inst.comm_factor * 2.0 * job.grad_size / inst.worker_types[m].bandwidth)
+    if inst.is_ps:
+        return 1.0 / (job.compute[m] + job.update[plan.ps_type] + comm)
+    return 1.0 / (job.compute[m] + (phi - 1) / phi * (job.update[0] + comm))
+
+
+def _check_capacity(inst: Instance, runs) -> None:
+    """(2h) / (15b): per server, resource and slot, the running jobs' demand <= C_h^r."""
+    events: dict[int, list] = {}
+    for plan, segs in runs:
+        for f, l in segs:
+            events.setdefault(f, []).append((plan, 1))
+            events.setdefault(l + 1, []).append((plan, -1))
+    load = np.zeros((inst.n_servers, inst.n_res))
+    for t in sorted(events):
+        for plan, sign in events[t]:
+            load += sign * _usage(inst, plan)
+        over = load - inst.cap
+        if (over > TOL * np.maximum(inst.cap, 1.0)).any():
+            h, r = map(int, np.argwhere(over > TOL * np.maximum(inst.cap, 1.0))[0])
+            eq = "(2h)" if inst.is_ps else "(15b)"
+            _infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
+                        f"{load[h, r]:g} > {inst.cap[h, r]:g}")
+
+
+def _usage(inst: Instance, plan: Plan) -> np.ndarray:
+    use = np.outer(plan.workers, inst.e[plan.worker_type])
+    if inst.is_ps:
+        use = use + np.outer(plan.ps, inst.z[plan.ps_type])
+    return use
+
+
+def ceil_slots(x: float) -> int:
+    """ceil(x - 1e-9): the digest's robust ceiling for durations and PS counts."""
+    return max(0, math.ceil(x - 1e-9))
+
+
+def _infeasible(message: str):
+    raise InfeasibleSchedule(message)
+
+
+def _readonly(rows) -> np.ndarray:
+    arr = np.array(rows, dtype=float)
+    arr.setflags(write=False)
+    return arr
+
+
+__all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "ceil_slots", "verify",
+           "verify_preemptive"]

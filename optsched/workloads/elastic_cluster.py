@@ -1,0 +1,150 @@
+"""Seeded elastic_cluster instances (Zhou et al., seeds/000).
+
+Presets
+-------
+tiny
+    2-3 jobs, 2 servers, R = 2 (gpu, cpu), 2 worker and 2 PS types, D_j <= 3, W_j <= 6,
+    durations of 1-8 slots (digest Sec. 7.1 "tiny"): brute-forcible, exact in about a second.
+small
+    4 jobs, 2 servers, R = 2, 2 x 2 types, D_j <= 3 (digest Sec. 7.1 "small", shrunk so that the
+    exact MILP proves optimality within 60 s on this machine).
+paper
+    Sec. 7: 150 servers drawn from EC2 P3/P2/G3 (digest Sec. 6.2 catalogue), R = 3 (gpu, vcpu,
+    bandwidth in Mbps), the 8 worker and 10 PS types of digest Sec. 6.2, T = 150, J = 100 jobs
+    (``n_jobs``) arriving uniformly on 1..T, w ~ U[200, 5000], E ~ U{50..100}, D ~ U{5..50},
+    K ~ U{10..50}, v ~ U[0.001, 0.05] slots, U ~ U[10, 100] ms, pi ~ U[30, 575] MB; capacities
+    scaled so that each resource's total is kappa ~ U[0.2, 0.5] times the total ideal demand.
+
+Tiny and small alternate the architecture by seed (even: ``ps``, odd: ``allreduce``); ``paper``
+defaults to ``ps``; ``architecture=`` overrides both. F (``weight_ratio``) is set to the (A1) upper
+ratio max_j w_j / min-resource-time_j (>= 1) in normalised units (digest Sec. 3.7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from optsched.errors import InvalidInstance
+from optsched.problems.elastic_cluster import Instance, Job, NodeType
+
+PRESETS = ("tiny", "small", "paper")
+
+#: EC2 GPU instances (GPU, vCPU, network Gbps) of digest Sec. 6.2; p2.xlarge's network set to 1.25.
+EC2 = {"p3.2xlarge": (1, 8, 10), "p3.8xlarge": (4, 32, 10), "p3.16xlarge": (8, 64, 25),
+       "p2.xlarge": (1, 4, 1.25), "p2.8xlarge": (8, 32, 10), "p2.16xlarge": (16, 64, 25),
+       "g3.4xlarge": (1, 16, 10), "g3.8xlarge": (2, 32, 10), "g3.16xlarge": (4, 64, 25)}
+#: Worker types (GPU, vCPU, Gbps) and PS types (vCPU, Gbps), digest Sec. 6.2 default tables.
+WORKERS = ((1, 1, 0.1), (1, 4, 0.5), (1, 8, 1), (2, 4, 1), (2, 8, 2), (3, 12, 3), (4, 8, 4),
+           (4, 16, 5))
+PS_TYPES = ((1, 5), (2, 6), (4, 8), (4, 10), (8, 10), (8, 12), (12, 15), (16, 16), (16, 18),
+            (16, 20))
+MS_PER_SLOT = 3.6e6     # one slot = 1 hour
+MB_MBPS_TO_SLOTS = 8 / 3600.0   # pi [MB] * 8 / b [Mbps] seconds -> hours
+
+
+def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
+    """A seeded instance of ``preset``; ``overrides`` go to the preset's builder."""
+    if preset not in PRESETS:
+        raise InvalidInstance(f"preset: unknown preset {preset!r} (known: {', '.join(PRESETS)})")
+    rng = np.random.default_rng(seed)
+    if preset == "paper":
+        return paper(rng, **{"name": f"paper-{seed}", **overrides})
+    arch = "ps" if seed % 2 == 0 else "allreduce"
+    size = {"tiny": dict(n_jobs=(2, 3)), "small": dict(n_jobs=(4, 4))}[preset]
+    return random_small(rng, **{"architecture": arch, **size, "name": f"{preset}-{seed}",
+                                **overrides})
+
+
+def random_small(rng: np.random.Generator, architecture: str = "ps", n_jobs=(2, 3),
+                 n_servers: int = 2, max_chunks: int = 3, horizon: int = 6,
+                 name: str = "") -> Instance:
+    """Small integer-capacity instance (digest Sec. 7.2 mode "small", shrunk): GPU/CPU servers,
+    v ~ U[0.3, 1.0], U ~ U[0.05, 0.3] slots, comm 2 pi/b ~ 0.05..0.75 slots, a ~ U{1..horizon/2},
+    w ~ U{1..9}."""
+    ps = architecture == "ps"
+    capacity = tuple((float(rng.integers(2, 5)), float(rng.integers(3, 7)))
+                     for _ in range(n_servers))
+    workers = tuple(NodeType((float(g), float(rng.integers(1, 3))), float(rng.integers(1, 4)))
+                    for g in (1, 2))
+    ps_types = tuple(NodeType((0.0, float(rng.integers(1, 3))), float(rng.integers(2, 7)))
+                     for _ in range(2)) if ps else ()
+    jobs = []
+    for _ in range(int(rng.integers(n_jobs[0], n_jobs[1] + 1))):
+        n_update = len(ps_types) if ps else 1
+        jobs.append(Job(
+            arrival=int(rng.integers(1, horizon // 2 + 1)), weight=float(rng.integers(1, 10)),
+            epochs=1, chunks=int(rng.integers(1, max_chunks + 1)),
+            batches=int(rng.integers(1, 3)),
+            compute=tuple(round(float(x), 3) for x in rng.uniform(0.3, 1.0, 2)),
+            update=tuple(round(float(x), 3) for x in rng.uniform(0.05, 0.3, n_update)),
+            grad_size=round(float(rng.uniform(0.05, 0.25)), 3)))
+    inst = Instance(architecture, ("gpu", "cpu"), capacity, workers, ps_types, tuple(jobs),
+                    horizon=horizon, name=name)
+    return with_weight_ratio(inst)
+
+
+def paper(rng: np.random.Generator, architecture: str = "ps", n_jobs: int = 100,
+          n_servers: int = 150, horizon: int = 150, kappa: float | None = None,
+          name: str = "") -> Instance:
+    """Sec. 7 settings (see the module docstring). Bandwidth in Mbps, times in slots (1 hour)."""
+    ps = architecture == "ps"
+    workers = tuple(NodeType((float(g), float(c), 1000.0 * bw), 1000.0 * bw)
+                    for g, c, bw in WORKERS)
+    ps_types = tuple(NodeType((0.0, float(c), 1000.0 * bw), 1000.0 * bw)
+                     for c, bw in PS_TYPES) if ps else ()
+    jobs = [_paper_job(rng, ps, len(ps_types), horizon) for _ in range(n_jobs)]
+    kinds = list(EC2.values())
+    raw = np.array([kinds[k] for k in rng.integers(0, len(kinds), n_servers)], dtype=float)
+    raw[:, 2] *= 1000.0
+    kappa = float(rng.uniform(0.2, 0.5)) if kappa is None else kappa
+    demand = _ideal_demand(jobs, workers, ps_types, ps)
+    scale = kappa * demand / raw.sum(axis=0)
+    cap = raw * scale
+    cap[:, :2] = np.maximum(1.0, np.floor(cap[:, :2]))
+    inst = Instance(architecture, ("gpu", "vcpu", "bw"), tuple(map(tuple, cap.tolist())),
+                    workers, ps_types, tuple(jobs), horizon=horizon,
+                    comm_factor=MB_MBPS_TO_SLOTS, name=name)
+    _check_fits(inst)
+    return with_weight_ratio(inst)
+
+
+def _paper_job(rng: np.random.Generator, ps: bool, n_ps: int, horizon: int) -> Job:
+    n_update = n_ps if ps else 1
+    return Job(arrival=int(rng.integers(1, horizon + 1)),
+               weight=round(float(rng.uniform(200, 5000)), 2),
+               epochs=int(rng.integers(50, 101)), chunks=int(rng.integers(5, 51)),
+               batches=int(rng.integers(10, 51)),
+               compute=tuple(round(float(x), 5) for x in rng.uniform(0.001, 0.05, len(WORKERS))),
+               update=tuple(round(float(x) / MS_PER_SLOT, 12)
+                            for x in rng.uniform(10, 100, n_update)),
+               grad_size=round(float(rng.uniform(30, 575)), 2))
+
+
+def _ideal_demand(jobs, workers, ps_types, ps: bool) -> np.ndarray:
+    """Per-slot ideal demand of all jobs: D_j workers of the fastest type plus, for PS,
+    max(1, ceil(D_j b / B)) PSs of the widest PS type (digest Sec. 6.2 [guess])."""
+    total = np.zeros(3)
+    for job in jobs:
+        m = int(np.argmin(job.compute))
+        total += job.chunks * np.array(workers[m].demand)
+        if ps:
+            p = int(np.argmax([t.bandwidth for t in ps_types]))
+            n_ps = max(1, int(np.ceil(job.chunks * workers[m].bandwidth / ps_types[p].bandwidth)))
+            total += n_ps * np.array(ps_types[p].demand)
+    return total
+
+
+def _check_fits(inst: Instance) -> None:
+    """Some worker type (with some PS type) must fit on some empty server (then every job fits)."""
+    pairs = [inst.e[m] + (inst.z[p] if inst.is_ps else 0) for m in range(len(inst.worker_types))
+             for p in (range(len(inst.ps_types)) if inst.is_ps else (0,))]
+    if not any((need <= inst.cap + 1e-9).all(axis=1).any() for need in pairs):
+        raise InvalidInstance("capacity: no worker (+ PS) fits on any server; raise the capacities")
+
+
+def with_weight_ratio(inst: Instance) -> Instance:
+    """``inst`` with F = max(1, max_j w_j / min-resource-time_j) (the (A1) upper ratio)."""
+    ratio = max(inst.jobs[j].weight / inst.min_resource_time(j) for j in range(len(inst.jobs)))
+    return dataclasses.replace(inst, weight_ratio=float(max(1.0, ratio)))

@@ -1,0 +1,374 @@
+"""Per-job cost minimisation of seed 000 under fixed prices: A_mincost2 (Alg. 5, PS q = 1),
+A_mincost1 (Alg. 4, PS q = 0, paper-faithful and exact), A_RAmincost1 (Alg. 6, RA q = 1) and
+A_RAmincost2 (Alg. 7, RA q = 0), i.e. problems (12)/(13) and (20)/(21).
+
+All work on a :class:`PriceState`: residual capacities omega_h^r(t) and prices delta_h^r(t) over the
+relative slots 1..tau of one A_maxweight call. A candidate (m', p', L, t^-) occupies the half-open
+window [t^-, t^- + L) with t^- + L <= tau (7b). Costs are sum_t sum_h sum_r delta (usage / unit_r):
+resources are normalised by their mean server capacity (digest Sec. 3.7, "normalized" units).
+
+Enumeration order and tie-breaking follow the papers' pseudocode (digest Sec. 4.0): m' = 1..M,
+p' = 1..P, L ascending (PS; the number of workers N = ceil(W/(L rho)) then descends) or Phi'
+ascending (RA), t^- ascending, then servers; a candidate replaces the best only if strictly cheaper.
+Only the minimal L of each N (PS) and the undominated Phi' (RA) are enumerated: every other
+candidate has a dominating one earlier in the same order (same start, a subset of the slots, the
+same or fewer workers), so it can never be strictly cheaper and the result is unchanged.
+Candidates whose cost lower bound is not below the current best are skipped for the same reason;
+the search stops at cost 0 (prices are >= 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from optsched.problems.elastic_cluster import Instance
+
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class SubPlan:
+    """A single-job schedule relative to a batch window: start slot t^- (1-based), duration L,
+    worker type m, PS type p (-1 for RA), q, workers and PSs per server."""
+
+    start: int
+    duration: int
+    worker_type: int
+    ps_type: int
+    colocated: int
+    workers: tuple[int, ...]
+    ps: tuple[int, ...]
+
+    def usage(self, inst: Instance) -> np.ndarray:
+        """Per-slot usage f_{jh}^r(l), H x R."""
+        use = np.outer(self.workers, inst.e[self.worker_type])
+        if inst.is_ps:
+            use = use + np.outer(self.ps, inst.z[self.ps_type])
+        return use
+
+
+@dataclass
+class PriceState:
+    """Residual capacity and prices over relative slots 1..tau (arrays H x R x tau).
+
+    ``omega`` and ``delta`` must not be modified after the first query (window statistics are
+    cached); build a new state after every admission.
+    """
+
+    inst: Instance
+    omega: np.ndarray
+    delta: np.ndarray
+    _sums: np.ndarray | None = None
+    _table: list = field(default_factory=list)
+    _cache: dict = field(default_factory=dict)
+
+    @property
+    def tau(self) -> int:
+        return self.omega.shape[2]
+
+    def windows(self, length: int) -> tuple[np.ndarray, np.ndarray]:
+        """(WS, WM) for windows of ``length`` starting at relative slots 1..tau-length:
+        WS[h,r,s] = sum of delta/unit_r over the window, WM[h,r,s] = min of omega over it."""
+        if length not in self._cache:
+            n = self.tau - length
+            if self._sums is None:
+                weighted = self.delta / self.inst.unit[None, :, None]
+                self._sums = np.concatenate(
+                    [np.zeros(weighted.shape[:2] + (1,)), np.cumsum(weighted, axis=2)], axis=2)
+                self._table = [self.omega]
+            ws = self._sums[:, :, length:length + n] - self._sums[:, :, :n]
+            self._cache[length] = (ws, self._window_min(length, n))
+        return self._cache[length]
+
+    def _window_min(self, length: int, n: int) -> np.ndarray:
+        k = length.bit_length() - 1
+        while len(self._table) <= k:  # sparse table: level i = min over [c, c + 2^i)
+            prev, half = self._table[-1], 1 << (len(self._table) - 1)
+            self._table.append(np.minimum(prev[:, :, :-half], prev[:, :, half:]))
+        level = self._table[k]
+        return np.minimum(level[:, :, :n], level[:, :, length - (1 << k):length - (1 << k) + n])
+
+
+def empty_state(inst: Instance, tau: int) -> PriceState:
+    """Idle cluster over relative slots 1..tau: omega = C, delta = 0."""
+    omega = np.repeat(inst.cap[:, :, None], tau, axis=2)
+    return PriceState(inst, omega, np.zeros_like(omega))
+
+
+@dataclass
+class Best:
+    """Running strict minimum of the enumeration."""
+
+    cost: float = math.inf
+    plan: SubPlan | None = None
+
+    def offer(self, cost: float, plan_fn) -> None:
+        if cost < self.cost:
+            self.cost, self.plan = cost, plan_fn()
+
+
+def _configs(inst: Instance, j: int, q: int, max_len: int) -> list:
+    """Configurations (m, p, N, L) of job j with colocation q and L <= max_len, in the paper's
+    enumeration order (m, p, then L ascending for PS / Phi ascending for RA)."""
+    rows = [(m, p, n, d) for m, p, qq, n, d in inst.configurations(j) if qq == q and d <= max_len]
+    if inst.is_ps:
+        return sorted(rows, key=lambda c: (c[0], c[1], c[3]))
+    return sorted(rows, key=lambda c: (c[0], c[2]))
+
+
+def _per_unit(inst: Instance, m: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    ps = inst.z[p] if inst.is_ps and p >= 0 else np.zeros(inst.n_res)
+    return inst.e[m], ps
+
+
+# ------------------------------------------------------------------------------------ q = 1
+
+
+def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Best:
+    """A_mincost2 (Alg. 5; PS) / A_RAmincost1 (Alg. 6; RA): all N workers (and one PS) on one
+    server h, for every (m', p', L, t^-, h); exact for (13)/(21) with q = 1 (Theorems 1, 6)."""
+    inst, best = state.inst, best or Best()
+    for m, p, n, length in _configs(inst, j, 1, state.tau - 1):
+        if best.cost <= 0:
+            break
+        e, z = _per_unit(inst, m, p)
+        need = n * e + z
+        ws, wm = state.windows(length)
+        cost = np.einsum("hrs,r->sh", ws, need)
+        ok = (wm >= need[None, :, None] - TOL).all(axis=1).T
+        cost = np.where(ok, cost, math.inf)
+        flat = int(np.argmin(cost))
+        s, h = divmod(flat, inst.n_servers)
+        best.offer(float(cost[s, h]), lambda: _colocated_plan(inst, s + 1, length, m, p, n, h))
+    return best
+
+
+def _colocated_plan(inst: Instance, start: int, length: int, m: int, p: int, n: int,
+                    h: int) -> SubPlan:
+    workers = tuple(n if k == h else 0 for k in range(inst.n_servers))
+    ps = tuple(1 if (k == h and inst.is_ps) else 0 for k in range(inst.n_servers))
+    return SubPlan(start, length, m, p, 1, workers, ps)
+
+
+# ------------------------------------------------------------------------------------ q = 0
+
+
+def _caps(wm: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """cap_h = min_r floor(omega_h^r / e^r) over resources with e^r > 0: shape H for a (H, R)
+    argument, (S, H) for a (H, R, S) one."""
+    pos = e > 0
+    if wm.ndim == 2:
+        return np.floor((wm[:, pos] + TOL) / e[pos]).min(axis=1).clip(min=0)
+    return np.floor((wm[:, pos, :] + TOL) / e[pos][None, :, None]).min(axis=1).clip(min=0).T
+
+
+def _greedy_costs(omega_cost: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
+    """Per row s: cheapest cost of ``amount`` workers with caps (inf where they do not fit)."""
+    order = np.argsort(omega_cost, axis=1, kind="stable")
+    c = np.take_along_axis(caps, order, axis=1)
+    before = np.cumsum(c, axis=1) - c
+    y = np.clip(amount - before, 0, c)
+    cost = (y * np.take_along_axis(omega_cost, order, axis=1)).sum(axis=1)
+    return np.where(caps.sum(axis=1) >= amount, cost, math.inf)
+
+
+def _greedy_fill(order: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
+    """Fill ``amount`` workers on servers in ``order``, each up to its cap (zeros if impossible)."""
+    c = caps[order]
+    before = np.concatenate([[0.0], np.cumsum(c)[:-1]])
+    y_sorted = np.clip(amount - before, 0, c)
+    y = np.zeros_like(caps)
+    y[order] = y_sorted
+    return y
+
+
+def mincost_distributed_ra(state: PriceState, j: int, best: Best | None = None) -> Best:
+    """A_RAmincost2 (Alg. 7, with the digest's errata #15-16: N_hat = Phi', reset per t^-,
+    half-open window): Phi' workers greedily on the servers of least per-worker cost Omega_h;
+    exact for (21) with q = 0 (a transportation problem)."""
+    inst, best = state.inst, best or Best()
+    for m, _, n, length in _configs(inst, j, 0, state.tau - 1):
+        if best.cost <= 0:
+            break
+        e = inst.e[m]
+        ws, wm = state.windows(length)
+        omega_cost = np.einsum("hrs,r->sh", ws, e)
+        caps = _caps(wm, e)
+        costs = _greedy_costs(omega_cost, caps, n)
+        s = int(np.argmin(costs))
+        if costs[s] < best.cost:
+            y = _greedy_fill(np.argsort(omega_cost[s], kind="stable"), caps[s], n)
+            best.offer(float(costs[s]),
+                       lambda: SubPlan(s + 1, length, m, -1, 0, tuple(int(v) for v in y),
+                                       (0,) * inst.n_servers))
+    return best
+
+
+def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
+                           exact: bool = False, literal: bool = False) -> Best:
+    """A_mincost1 (Alg. 4, PS q = 0).
+
+    ``exact=False``: the paper's greedy with the digest's fixes (#10 reset N_hat per n; #11
+    s = max(1, ceil((N-g) b/B))); ``literal=True`` drops fix #11 (s = min(s_hat, ceil(...)), which is
+    0 when g = N). It is NOT always optimal (Theorem 1 fails; digest Sec. 4.5 counterexample).
+    ``exact=True``: for every PS server n and workers g on it, the minimal PS count and the
+    remaining N - g workers greedily on the other servers by Omega (a transportation problem), which
+    is optimal for (13) with q = 0 by dominance fact 3 (one PS server, minimal PS count).
+    """
+    inst, best = state.inst, best or Best()
+    for m, p, n, length in _configs(inst, j, 0, state.tau - 1):
+        if best.cost <= 0:
+            break
+        e, z = _per_unit(inst, m, p)
+        ratio = inst.worker_types[m].bandwidth / inst.ps_types[p].bandwidth
+        ws, wm = state.windows(length)
+        omega_cost = np.einsum("hrs,r->sh", ws, e)
+        psi_cost = np.einsum("hrs,r->sh", ws, z)
+        caps = _caps(wm, e)
+        ps_fits = (wm >= z[None, :, None] - TOL).all(axis=1).T
+        lower = _greedy_costs(omega_cost, caps, n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
+        solve = _exact_ps_server if exact else _faithful_ps_server
+        for s in np.flatnonzero(lower < best.cost):
+            if lower[s] >= best.cost:
+                continue
+            found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, ratio, literal)
+            if found is not None:
+                cost, y, sv = found
+                best.offer(cost, lambda: SubPlan(s + 1, length, m, p, 0,
+                                                 tuple(int(v) for v in y),
+                                                 tuple(int(v) for v in sv)))
+                if best.cost <= 0:
+                    break
+    return best
+
+
+def _max_ps(wm_n: np.ndarray, z: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """s_hat = min_r floor((omega_n^r - used^r) / z^r) over r with z^r > 0, per row of ``used``."""
+    pos = z > 0
+    if not pos.any():
+        return np.full(used.shape[0], np.inf)
+    return np.floor((wm_n[None, pos] - used[:, pos] + TOL) / z[pos]).min(axis=1)
+
+
+def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
+    """Alg. 4 lines 6-22 for one (m', p', L, t^-): returns (cost, y, s) of the first strictly
+    cheapest PS server n (in Omega order) or None."""
+    H = len(caps)
+    order = np.argsort(omega_cost, kind="stable")
+    best = None
+    pre = _greedy_fill(order, caps, n_workers)  # servers before n are filled exactly like this
+    c_sorted = caps[order]
+    filled_before = np.concatenate([[0.0], np.cumsum(c_sorted)[:-1]])
+    for pos in range(H):
+        n = order[pos]
+        remaining = max(0, n_workers - int(filled_before[pos]))
+        y_hat = int(min(caps[n], remaining))
+        g_all = np.arange(y_hat + 1)
+        s_hat = _max_ps(wm[n], z, g_all[:, None] * e[None, :])
+        need = np.ceil((n_workers - g_all) * ratio - TOL).astype(int)
+        if literal:  # paper: feasible iff s_hat B >= (N-g) b; s = min(s_hat, ceil(...))
+            ok = s_hat >= (n_workers - g_all) * ratio - TOL
+            need = np.minimum(np.minimum(s_hat, 10**9), need).astype(int)
+        else:  # fix #11: s = max(1, ceil((N-g) b/B)), feasible iff s_hat >= s
+            need = np.maximum(1, need)
+            ok = s_hat >= need
+        if not ok.any():
+            continue  # y_n = y_hat, s_n = 0: rejected by the s >= 1 check
+        g = int(g_all[ok][-1])  # the largest feasible g wins (the loop overwrites)
+        if need[g] < 1:
+            continue  # literal version: g = N gives s = 0, rejected
+        y = pre.copy()
+        y[order[pos:]] = 0
+        y[n] = g
+        rest = _greedy_fill(order[pos + 1:], caps, remaining - g) if pos + 1 < H else np.zeros(H)
+        y = y + rest
+        if y.sum() < n_workers:
+            continue
+        sv = np.zeros(H)
+        sv[n] = need[g]
+        cost = float(y @ omega_cost + need[g] * psi_cost[n])
+        if best is None or cost < best[0]:
+            best = (cost, y, sv)
+    return best
+
+
+def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
+    """Exact variant: enumerate the PS server n and the workers g on it (digest Sec. 4.5)."""
+    H = len(caps)
+    order = np.argsort(omega_cost, kind="stable")
+    best = None
+    for n in range(H):
+        g_all = np.arange(int(min(caps[n], n_workers)) + 1)
+        need = np.maximum(1, np.ceil((n_workers - g_all) * ratio - TOL).astype(int))
+        s_hat = _max_ps(wm[n], z, g_all[:, None] * e[None, :])
+        others = caps.copy()
+        others[n] = 0
+        if others.sum() < n_workers - g_all[-1]:
+            continue
+        for g in g_all[s_hat >= need]:
+            rest = _greedy_fill(order, others, n_workers - int(g))
+            if rest.sum() < n_workers - g:
+                continue
+            cost = float(rest @ omega_cost + g * omega_cost[n] + need[g] * psi_cost[n])
+            if best is None or cost < best[0]:
+                y = rest.copy()
+                y[n] = g
+                sv = np.zeros(H)
+                sv[n] = need[g]
+                best = (cost, y, sv)
+    return best
+
+
+# ---------------------------------------------------------------------------------- per job
+
+
+def job_best(state: PriceState, j: int, pricing: str = "paper") -> Best:
+    """Cheapest schedule of job j (A_maxweight lines 3-6): the q = 1 subroutine first, replaced by
+    the q = 0 one only if strictly cheaper. ``pricing``: ``paper`` (faithful A_mincost1),
+    ``literal`` (A_mincost1 without fix #11) or ``exact`` (exact A_mincost1)."""
+    best = mincost_colocated(state, j)
+    if state.inst.is_ps:
+        return mincost_distributed_ps(state, j, best, exact=pricing == "exact",
+                                      literal=pricing == "literal")
+    return mincost_distributed_ra(state, j, best)
+
+
+def fastest_alone(inst: Instance, j: int) -> SubPlan | None:
+    """The shortest schedule of job j on the idle cluster (start 1), or None if none fits.
+
+    Configurations are tried by increasing duration; a q = 1 one fits if one server holds N
+    workers (+ 1 PS); a q = 0 one is placed by the exact placement with zero prices."""
+    for m, p, q, n, d in sorted(inst.configurations(j), key=lambda c: (c[4], -c[2])):
+        state = empty_state(inst, d + 1)
+        best = Best()
+        if q == 1:
+            _try_colocated(state, m, p, n, d, best)
+        elif inst.is_ps:
+            ws, wm = state.windows(d)
+            e, z = _per_unit(inst, m, p)
+            ratio = inst.worker_types[m].bandwidth / inst.ps_types[p].bandwidth
+            found = _exact_ps_server(wm[:, :, 0], ws[:, 0, 0] * 0, ws[:, 0, 0] * 0,
+                                     _caps(wm[:, :, 0], e), e, z, n, ratio, False)
+            if found is not None:
+                best.offer(0.0, lambda: SubPlan(1, d, m, p, 0, tuple(int(v) for v in found[1]),
+                                                tuple(int(v) for v in found[2])))
+        else:
+            caps = _caps(state.windows(d)[1][:, :, 0], inst.e[m])
+            y = _greedy_fill(np.arange(inst.n_servers), caps, n)
+            if y.sum() >= n:
+                best.offer(0.0, lambda: SubPlan(1, d, m, -1, 0, tuple(int(v) for v in y),
+                                                (0,) * inst.n_servers))
+        if best.plan is not None:
+            return best.plan
+    return None
+
+
+def _try_colocated(state: PriceState, m: int, p: int, n: int, d: int, best: Best) -> None:
+    inst = state.inst
+    e, z = _per_unit(inst, m, p)
+    fits = np.flatnonzero((inst.cap >= (n * e + z)[None, :] - TOL).all(axis=1))
+    if len(fits):
+        best.offer(0.0, lambda: _colocated_plan(inst, 1, d, m, p, n, int(fits[0])))
