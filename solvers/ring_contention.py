@@ -56,39 +56,41 @@ def sjf_order(inst: Instance) -> list[int]:
 
 @dataclass
 class Pass:
-    """State of one list-scheduling pass at budget ``theta``: clock, U[g], GPU occupancy, progress."""
+    """State of one list-scheduling pass at budget ``theta``: clock, U[g], GPU occupancy, progress.
+
+    GPUs are numbered server by server (g = first_gpu[s] + i), so index order is (s, i) order.
+    """
 
     inst: Instance
     theta: float
     est: list[float]
+    phi_cache: dict = field(default_factory=dict)
     t: int = 0
-    U: list[float] = field(default_factory=list)
-    occ: list[int | None] = field(default_factory=list)
-    running: dict[int, list[int]] = field(default_factory=dict)
+    running: dict[int, np.ndarray] = field(default_factory=dict)
     rem: dict[int, int] = field(default_factory=dict)
     start: dict[int, int] = field(default_factory=dict)
-    gpus: dict[int, list[int]] = field(default_factory=dict)
+    vec: dict[int, tuple[int, ...]] = field(default_factory=dict)
     finish: dict[int, int] = field(default_factory=dict)
     _speeds: dict[int, int] | None = None
 
     def __post_init__(self):
-        self.server = [s for s, cap in enumerate(self.inst.servers) for _ in range(cap)]
-        self.first_gpu = np.cumsum((0,) + self.inst.servers[:-1]).tolist()
-        self.U = [0.0] * len(self.server)
-        self.occ = [None] * len(self.server)
+        caps = self.inst.servers
+        self.server = np.repeat(np.arange(len(caps)), caps)
+        self.first_gpu = np.concatenate(([0], np.cumsum(caps)[:-1])).astype(int)
+        self.U = np.zeros(len(self.server))
+        self.idle = np.ones(len(self.server), dtype=bool)
 
-    def available(self, j: int) -> list[int]:
+    def available(self, j: int) -> np.ndarray:
         """Idle GPUs whose budget admits j: U[g] + rho_hat_j / u <= theta (u = 1), index order."""
-        need = self.est[j]
-        return [g for g, o in enumerate(self.occ) if o is None and self.U[g] + need <= self.theta + EPS]
+        return np.flatnonzero(self.idle & (self.U + self.est[j] <= self.theta + EPS))
 
-    def place(self, j: int, gpus: list[int]) -> None:
+    def place(self, j: int, gpus) -> None:
         """Start j now on ``gpus`` (Alg. 2 line 6, Alg. 3 lines 8–9)."""
-        for g in gpus:
-            self.occ[g] = j
-            self.U[g] += self.est[j]
+        gpus = np.asarray(gpus, dtype=int)
+        self.idle[gpus] = False
+        self.U[gpus] += self.est[j]
         self.running[j] = gpus
-        self.gpus[j] = gpus
+        self.vec[j] = tuple(np.bincount(self.server[gpus], minlength=self.inst.n_servers).tolist())
         self.rem[j] = self.inst.jobs[j].iterations
         self.start[j] = self.t
         self._speeds = None
@@ -96,46 +98,43 @@ class Pass:
     def speeds(self) -> dict[int, int]:
         """phi_j = floor(1 / tau_j(n_j, p_j)) of the running jobs, p_j from (6)."""
         if self._speeds is None:
-            self._speeds = running_speeds(self.inst, {j: self.vector(j) for j in self.running})
+            self._speeds = running_speeds(self.inst, {j: self.vec[j] for j in self.running},
+                                          self.phi_cache)
         return self._speeds
-
-    def vector(self, j: int) -> tuple[int, ...]:
-        c = [0] * self.inst.n_servers
-        for g in self.gpus[j]:
-            c[self.server[g]] += 1
-        return tuple(c)
 
     def advance(self) -> None:
         """Run until the next completion (ADVANCE of digest §4.0) and free the finished jobs' GPUs."""
         speeds = self.speeds()
-        delta = min(math.ceil(self.rem[j] / speeds[j]) for j in self.running)
+        delta = min(-(-self.rem[j] // speeds[j]) for j in self.running)
         self.t += delta
         for j in list(self.running):
             self.rem[j] -= speeds[j] * delta
             if self.rem[j] <= 0:
                 self.finish[j] = self.t
-                for g in self.running.pop(j):
-                    self.occ[g] = None
+                self.idle[self.running.pop(j)] = True
         self._speeds = None
 
     def schedule(self) -> Schedule:
         js = range(len(self.inst.jobs))
-        return Schedule(tuple(self.start[j] for j in js), tuple(self.vector(j) for j in js))
+        return Schedule(tuple(self.start[j] for j in js), tuple(self.vec[j] for j in js))
 
 
-def running_speeds(inst: Instance, vectors: dict[int, tuple[int, ...]]) -> dict[int, int]:
+def running_speeds(inst: Instance, vectors: dict[int, tuple[int, ...]],
+                   cache: dict | None = None) -> dict[int, int]:
     """Speeds of jobs running with placement vectors ``vectors`` (eqs. (6)–(8), floor of (9))."""
-    split = {j: c for j, c in vectors.items() if sum(1 for y in c if y > 0) >= 2}
+    cache = {} if cache is None else cache
+    used = {j: [s for s, y in enumerate(c) if y > 0] for j, c in vectors.items()}
     count = [0] * inst.n_servers
-    for c in split.values():
-        for s, y in enumerate(c):
-            if y > 0:
+    for j, ss in used.items():
+        if len(ss) >= 2:
+            for s in ss:
                 count[s] += 1
     out = {}
-    for j, c in vectors.items():
-        n = sum(1 for y in c if y > 0)
-        p = max(count[s] for s, y in enumerate(c) if y > 0) if j in split else 1
-        out[j] = inst.phi(j, n, p)
+    for j, ss in used.items():
+        key = (j, len(ss), max(count[s] for s in ss) if len(ss) >= 2 else 1)
+        if key not in cache:
+            cache[key] = inst.phi(*key)
+        out[j] = cache[key]
     return out
 
 
@@ -143,18 +142,19 @@ Rule = Callable[[Pass, int], "list[int] | None"]
 
 
 def run_pass(inst: Instance, order: list[int], theta: float, rule_for: Callable[[int], Rule],
-             est: list[float] | None = None) -> Pass | None:
+             est: list[float] | None = None, phi_cache: dict | None = None) -> Pass | None:
     """One pass: place the jobs of ``order`` with their rule, waiting for completions when needed.
 
     Returns the finished pass, or None when a job finds no GPUs while nothing runs (infeasible
     theta, Alg. 2 line 10 / Alg. 3 line 13).
     """
-    state = Pass(inst, theta, est if est is not None else rho_hat(inst))
+    state = Pass(inst, theta, est if est is not None else rho_hat(inst),
+                 {} if phi_cache is None else phi_cache)
     for j in order:
         rule = rule_for(j)
         while True:
             chosen = rule(state, j)
-            if chosen:
+            if chosen is not None:
                 state.place(j, chosen)
                 break
             if not state.running:
@@ -174,26 +174,28 @@ def makespan(state: Pass | None, horizon: int) -> int:
 # Placement rules
 # ----------------------------------------------------------------------------------------------
 
-def least_u(state: Pass, j: int) -> list[int] | None:
+def least_u(state: Pass, j: int) -> np.ndarray | None:
     """FA-FFP (Alg. 2 lines 2–4), literal: the G_j available GPUs with least U, ties (s, i). Also LS."""
     cand = state.available(j)
     need = state.inst.jobs[j].gpus
     if len(cand) < need:
         return None
-    return sorted(cand, key=lambda g: (state.U[g], g))[:need]
+    return cand[np.lexsort((cand, state.U[cand]))[:need]]
 
 
-def fa_pack(state: Pass, j: int) -> list[int] | None:
+def fa_pack(state: Pass, j: int) -> np.ndarray | None:
     """FA-FFP "pack" variant (digest §4.2, not the paper's text): partially occupied servers first."""
     cand = state.available(j)
     need = state.inst.jobs[j].gpus
     if len(cand) < need:
         return None
-    busy = {state.server[g] for g, o in enumerate(state.occ) if o is not None}
-    return sorted(cand, key=lambda g: (state.server[g] not in busy, state.server[g], state.U[g], g))[:need]
+    busy_server = np.zeros(state.inst.n_servers, dtype=bool)
+    busy_server[state.server[~state.idle]] = True
+    srv = state.server[cand]
+    return cand[np.lexsort((cand, state.U[cand], srv, ~busy_server[srv]))[:need]]
 
 
-def first_fit(state: Pass, j: int) -> list[int] | None:
+def first_fit(state: Pass, j: int) -> np.ndarray | None:
     """FF (Sec. 7.2): the first G_j available GPUs in (server, GPU) index order."""
     cand = state.available(j)
     need = state.inst.jobs[j].gpus
@@ -203,26 +205,22 @@ def first_fit(state: Pass, j: int) -> list[int] | None:
 def lbsgf(lam: float) -> Rule:
     """LBSGF (Alg. 3) with server-selection factor lambda_j = ``lam``."""
 
-    def rule(state: Pass, j: int) -> list[int] | None:
+    def rule(state: Pass, j: int) -> np.ndarray | None:
         inst = state.inst
         need = inst.jobs[j].gpus
-        ok = set(state.available(j))
-        avg = []
-        for s, cap in enumerate(inst.servers):
-            first = state.first_gpu[s]
-            avg.append((sum(state.U[first:first + cap]) / cap, s))  # line 2: average U per server
-        chosen, total = [], 0
-        for _, s in sorted(avg):  # line 2: shortest prefix with sum O_s >= lambda_j G_j
-            chosen.append(s)
-            total += inst.servers[s]
-            if total >= lam * need:
-                break
+        caps = np.asarray(inst.servers)
+        avg = np.add.reduceat(state.U, state.first_gpu) / caps  # line 2: average U per server
+        order = np.lexsort((np.arange(len(caps)), avg))
+        total = np.cumsum(caps[order])
+        n_sel = int(np.searchsorted(total, lam * need - EPS)) + 1  # shortest prefix >= lambda G_j
+        cand = state.available(j)
         pool = []
-        for s in chosen:  # lines 4–5: available GPUs of each selected server, least U first
-            first = state.first_gpu[s]
-            gs = [g for g in range(first, first + inst.servers[s]) if g in ok]
-            pool.extend(sorted(gs, key=lambda g: (state.U[g], g)))
-        return pool[:need] if len(pool) >= need else None  # lines 6–7
+        for s in order[:n_sel]:  # lines 4–5: available GPUs of each selected server, least U first
+            gs = cand[state.server[cand] == s]
+            pool.extend(gs[np.lexsort((gs, state.U[gs]))].tolist())
+            if len(pool) >= need:
+                return np.asarray(pool[:need])  # lines 6–7: first G_j of the list
+        return None
 
     return rule
 
@@ -230,12 +228,12 @@ def lbsgf(lam: float) -> Rule:
 def random_rule(rng: np.random.Generator) -> Rule:
     """RAND (Sec. 7.2): G_j GPUs uniformly at random among the available ones (digest A15)."""
 
-    def rule(state: Pass, j: int) -> list[int] | None:
+    def rule(state: Pass, j: int) -> np.ndarray | None:
         cand = state.available(j)
         need = state.inst.jobs[j].gpus
         if len(cand) < need:
             return None
-        return sorted(int(g) for g in rng.choice(cand, size=need, replace=False))
+        return np.sort(rng.choice(cand, size=need, replace=False))
 
     return rule
 
@@ -271,14 +269,14 @@ def bisection(inst: Instance, horizon: int, rules: list[tuple[int | None, Callab
               order: list[int]) -> SearchResult:
     """Alg. 1 lines 4–24: bisection on integer theta in [1, T]; at each theta the best of ``rules``
     (the kappa loop, lines 7–18); move right <- theta - 1 iff the global best improved."""
-    est = rho_hat(inst)
+    est, cache = rho_hat(inst), {}
     best = SearchResult(horizon, None, None, None, 0)
     left, right = 1, horizon
     while left <= right:
         theta = (left + right) // 2  # line 6 (floored)
         m_theta, s_theta, k_theta = horizon, None, None
         for kappa, rule_for in rules:
-            state = run_pass(inst, order, theta, rule_for, est)
+            state = run_pass(inst, order, theta, rule_for, est, cache)
             best.passes += 1
             m = makespan(state, horizon)
             best.log.append((theta, kappa, m))

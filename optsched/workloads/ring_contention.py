@@ -3,7 +3,7 @@
 Presets
 -------
 tiny
-    2 servers x 2–4 GPUs (or 3 x 2), 3 jobs with G in {1..4}, F in [60, 120], tau0 in [0.02, 0.05],
+    servers (4, 4), (3, 2) or (3, 3), 3 jobs with G in {1..4}, F in [60, 120], tau0 in [0.02, 0.05],
     worst-case contention+overhead share 50% so that contention matters (digest §7.1): brute-forcible.
 small
     2 x 4 GPUs, 6 jobs {1:3, 2:2, 4:1}, F in [100, 300]: the exact MILP solves in seconds.
@@ -39,13 +39,13 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     rng = np.random.default_rng(seed)
     if preset == "tiny":
         shape = int(rng.integers(3))
-        servers = ((4, 4), (3, 2), (2, 2, 2))[shape]
+        servers = ((4, 4), (3, 2), (3, 3))[shape]
         sizes = tuple(int(g) for g in rng.integers(1, 5, size=3))
         params = dict(servers=servers, sizes=sizes, f_range=(60, 120), tau_range=(0.02, 0.05),
-                      extra_cap=0.5, horizon=16)
+                      extra_cap=0.5, horizon=40)
     elif preset == "small":
         params = dict(servers=(4, 4), sizes=(1, 1, 1, 2, 2, 4), f_range=(100, 300),
-                      tau_range=(0.02, 0.05), extra_cap=0.5, horizon=30)
+                      tau_range=(0.02, 0.05), extra_cap=0.5, horizon=60)
     else:
         params = dict(n_servers=20, sizes=_expand(PAPER_MIX), f_range=(1000, 6000),
                       tau_range=(0.01, 0.05), rho_range=(50, 300), extra_cap=0.15, horizon=1200)

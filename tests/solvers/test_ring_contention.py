@@ -1,0 +1,143 @@
+"""ring_contention solvers: SJF-BCO (Alg. 1–3), baselines, exact and bounds, through the registry."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from optsched.problems.ring_contention import completion_times
+from optsched.registry import solve
+from optsched.result import SolveStatus
+from optsched.solvers import ring_contention as rc
+from optsched.workloads.ring_contention import PAPER_MIX, generate
+
+_spec = importlib.util.spec_from_file_location(
+    "brute_ring_contention", Path(__file__).parent / "brute_ring_contention.py")
+brute = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(brute)
+
+HEURISTICS = ("sjf_bco", "first_fit", "list_scheduling", "random")
+
+
+@pytest.fixture(scope="module")
+def medium():
+    """A reduced paper-style instance: 8 servers, 40 jobs of the paper's size classes."""
+    rng_sizes = (1,) * 20 + (2,) * 4 + (4,) * 7 + (8,) * 7 + (16,) * 2
+    return generate("paper", 3, n_servers=8, sizes=rng_sizes)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_exact_and_methods_on_tiny(seed):
+    inst = generate("tiny", seed)
+    opt = solve(inst, "exact")
+    assert opt.status is SolveStatus.OPTIMAL
+    ub, _ = rc.upper_bound_schedule(inst)
+    assert opt.objective == brute.brute_force(inst, ub)[0]
+    lb = solve(inst, "lower_bound").lower_bound
+    assert lb <= opt.objective + 1e-9
+    for name in HEURISTICS:
+        r = solve(inst, name)  # verify runs inside
+        assert opt.objective <= r.objective
+        if name == "sjf_bco":
+            assert r.objective / opt.objective <= r.guarantee  # Theorem 5's claimed ratio
+
+
+def test_pass_simulation_equals_verify(medium):
+    """The passes' event-driven T_j equal verify's slot-by-slot T_j (two independent codes)."""
+    res = rc.sjf_bco_search(medium)
+    sched = res.state.schedule()
+    assert completion_times(medium, sched) == [res.state.finish[j] for j in range(len(medium.jobs))]
+    assert rc.run_finish(medium, sched) == completion_times(medium, sched)
+
+
+def test_kappa_distinct_equals_all(medium):
+    a = rc.sjf_bco_search(medium, kappas="distinct")
+    b = rc.sjf_bco_search(medium, kappas="all")
+    assert (a.makespan, a.theta, a.kappa) == (b.makespan, b.theta, b.kappa)
+    assert a.state.schedule() == b.state.schedule()
+    assert a.passes < b.passes
+
+
+def test_ls_is_sjf_bco_with_kappa_ng(medium):
+    """Digest A1: FA-FFP's literal line 4 equals LS, so kappa = n_g reproduces LS exactly."""
+    ls = solve(medium, "list_scheduling")
+    only = rc.sjf_bco(medium, kappas=[medium.max_gpus])
+    assert only.schedule == ls.schedule
+
+
+def test_random_is_seeded(medium):
+    a, b = solve(medium, "random", seed=5), solve(medium, "random", seed=5)
+    assert a.schedule == b.schedule
+    others = {solve(medium, "random", seed=s).schedule for s in range(4)}
+    assert len(others) > 1
+
+
+def test_pass_fails_below_longest_estimate():
+    inst = generate("tiny", 2)
+    est = rc.rho_hat(inst)
+    assert rc.run_pass(inst, rc.sjf_order(inst), max(est) - 1e-3, lambda j: rc.least_u) is None
+    assert rc.run_pass(inst, rc.sjf_order(inst), max(est) + 1e-3, lambda j: rc.least_u) is not None
+
+
+def test_wait_for_a_job_to_exit():
+    """With capacity for one job at a time, each job starts when the previous one ends."""
+    inst = generate("tiny", 9)  # (3, 2) servers, G = 4, 4, 2
+    out = solve(inst, "first_fit")
+    t = completion_times(inst, out.schedule)
+    a, b, c = rc.sjf_order(inst)  # G = 2, 4, 4 on 5 GPUs: no two of them fit together
+    assert [inst.jobs[k].gpus for k in (a, b, c)] == [2, 4, 4]
+    assert out.schedule.starts[a] == 0
+    assert out.schedule.starts[b] == t[a]
+    assert out.schedule.starts[c] == t[b]
+
+
+def test_lbsgf_respects_lambda_prefix():
+    inst = generate("small", 1)
+    state = rc.Pass(inst, inst.horizon, rc.rho_hat(inst))
+    j = max(range(len(inst.jobs)), key=lambda k: inst.jobs[k].gpus)  # the 4-GPU job
+    state.U[:4] = 5.0  # server 0 busier on average
+    got = rc.lbsgf(1.0)(state, j)
+    assert set(state.server[got]) == {1}  # least-busy server first, lambda G = 4 fits on it
+    assert list(rc.lbsgf(1.0)(state, j)) == [4, 5, 6, 7]
+    state.U[4:6] = 9.0  # server 1 average 4.5 < 5: still first, and its list is taken in order
+    assert list(rc.lbsgf(2.0)(state, j)) == [6, 7, 4, 5]  # list order (A11), not global least U
+    state.U[4:6] = 12.0  # server 1 average 6 > 5: server 0 first
+    assert list(rc.lbsgf(2.0)(state, j)) == [0, 1, 2, 3]
+
+
+def test_simulation_monotone_when_a_job_is_removed(medium):
+    """Removing a job (fixed starts and placements) never delays another (digest §3.1)."""
+    sched = rc.sjf_bco_search(medium).state.schedule()
+    base = rc.run_finish(medium, sched)
+    rng = np.random.default_rng(0)
+    for drop in rng.choice(len(medium.jobs), size=5, replace=False):
+        keep = [j for j in range(len(medium.jobs)) if j != drop]
+        fin = _finish_without(medium, sched, drop)
+        assert all(fin[j] <= base[j] for j in keep)
+
+
+def _finish_without(inst, sched, drop):
+    rem = {j: inst.jobs[j].iterations for j in range(len(inst.jobs)) if j != drop}
+    finish, t = {}, 0
+    while rem:
+        active = {j: sched.placements[j] for j in rem if sched.starts[j] <= t}
+        speeds = rc.running_speeds(inst, active)
+        for j in active:
+            rem[j] -= speeds[j]
+            if rem[j] <= 0:
+                finish[j] = t + 1
+                del rem[j]
+        t += 1
+    return finish
+
+
+def test_paper_scale_run(medium):
+    r = solve(medium, "sjf_bco")
+    assert r.status is SolveStatus.FEASIBLE and r.objective < medium.horizon
+    assert r.info["passes"] >= 6
+    lb = solve(medium, "lower_bound").lower_bound
+    assert lb <= r.objective
+    assert sum(PAPER_MIX.values()) == 160
