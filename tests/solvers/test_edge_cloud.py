@@ -1,0 +1,158 @@
+"""edge_cloud methods: verified schedules through the registry, LB <= OPT <= methods, price functions
+(7)/(8), exactness of COST_C + COST_D* as pricing (digest P5/P6), A_online's structure, paper scale."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from optsched.models.edge_cloud import enumerate_columns
+from optsched.problems.edge_cloud import Instance, Job, verify
+from optsched.registry import methods, solve
+from optsched.result import SolveStatus
+from optsched.solvers.edge_cloud import algorithm as alg
+from optsched.solvers.edge_cloud.bounds import price_column
+from optsched.solvers.online import UsageLedger, exponential_price
+from optsched.workloads.edge_cloud import generate
+
+METHODS = [m.name for m in methods("edge_cloud")]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_every_method_verifies_and_lb_le_opt_le_methods(seed):
+    inst = generate("tiny", 100 + seed)
+    res = {m: solve(inst, m) for m in METHODS}
+    opt = res["exact"]
+    assert opt.status is SolveStatus.OPTIMAL
+    lb = res["lower_bound"].lower_bound
+    assert lb <= opt.objective + 1e-6
+    for m in methods("edge_cloud"):
+        assert m.guarantee_on(inst) is None                      # the paper states no ratio
+        if m.kind in ("algorithm", "baseline") and m.in_ratios:
+            assert res[m.name].objective >= opt.objective - 1e-6, m.name
+        if not m.in_ratios:                                      # preemptive: own checker
+            assert math.isfinite(res[m.name].objective)
+
+
+def test_same_seed_same_schedules():
+    inst = generate("small", 1)
+    for m in ("a_online", "a_online_model", "fifo", "drf", "batchsche", "preemptive_overhead"):
+        assert solve(inst, m).schedule == solve(inst, m).schedule
+
+
+def test_price_functions_7_8():
+    inst = generate("small", 0)
+    th1, th2 = alg.thetas(inst)
+    assert th1 == 2 * 64 * 3 * 2 * 1.0 + 1 and th2 == 2 * 64 * 3 * 2 * 1.0 + 1
+    led = UsageLedger([2.0, 0.0], range(5, 9), exponential_price(th1))
+    assert led.prices[0].tolist() == [0.0] * 4 and math.isinf(led.prices[1, 0])   # lambda(0) = 0
+    led.charge_block([0], 5, 6, [2.0])
+    assert led.prices[0, 0] == pytest.approx(th1 - 1)            # full load: 2 T S U F_1
+    led2 = UsageLedger([2.0], range(1, 2), exponential_price(th1))
+    led2.charge_block([0], 1, 1, [1.0])
+    assert led2.prices[0, 0] == pytest.approx(math.sqrt(th1) - 1)
+
+
+def _cost(inst, col, lam, mu):
+    job = inst.jobs[col.job]
+    U, V = inst.n_wtypes, inst.n_ptypes
+    ts = range(col.run.start - col.tau0, col.run.end - col.tau0 + 1)
+    return (sum(n * lam[s * U + job.worker_type, t] for s, n in col.run.workers for t in ts)
+            + sum(mu[col.run.ps * V + job.ps_type, t] for t in ts))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cost_c_and_cost_d_star_price_exactly(seed):
+    """P5: min over D_u of COST_C (exact order) and COST_D* is the least-cost in-window schedule
+    under arbitrary prices, equal to the minimum over all enumerated columns."""
+    rng = np.random.default_rng(seed)
+    inst = generate("small", seed)
+    tau = 8
+    lam = rng.exponential(0.3, size=(inst.n_servers * inst.n_wtypes, tau))
+    mu = rng.exponential(0.3, size=(inst.n_servers * inst.n_ptypes, tau))
+    for fixed in (True, False):
+        for j in range(len(inst.jobs)):
+            cols = enumerate_columns(inst, [j], tau, fixed_start=fixed)
+            cost, col = price_column(inst, j, tau, lam, mu, fixed_start=fixed)
+            if not cols:
+                assert col is None
+                continue
+            for c in cols:
+                object.__setattr__(c, "tau0", tau + 1)
+            best = min(_cost(inst, c, lam, mu) for c in cols)
+            assert cost == pytest.approx(best), (j, fixed)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cost_d_paper_never_beats_cost_d_star(seed):
+    """COST_D (Algorithm 4, true cost) cannot undercut the separable optimum COST_D* (digest §4.6)."""
+    rng = np.random.default_rng(seed)
+    inst = generate("small", seed)
+    S, U, V, tau = inst.n_servers, inst.n_wtypes, inst.n_ptypes, 8
+    wl = UsageLedger(inst.W.reshape(-1), range(tau + 1, 2 * tau + 1), exponential_price(50.0))
+    pl = UsageLedger(inst.P.reshape(-1), range(tau + 1, 2 * tau + 1), exponential_price(50.0))
+    for _ in range(4):  # some random earlier load starting at tau + 1
+        r = int(rng.integers(S * U))
+        if wl.residual[r, 0] >= 1:
+            wl.charge_block([r], tau + 1, tau + int(rng.integers(1, tau + 1)), [1.0])
+    for j in range(len(inst.jobs)):
+        view = alg.job_view(inst, j, wl, pl, tau, "model")
+        for n in range(1, inst.jobs[j].chunks + 1):
+            star, run_star = alg.cost_d_star(inst, j, n, view)
+            paper, run_paper = alg.cost_d_paper(inst, j, n, view, "exact")
+            assert (run_star is None) == (run_paper is None)
+            if run_star is not None:
+                assert star <= paper + 1e-9
+
+
+def test_faithful_a_online_structure():
+    inst = generate("small", 2)
+    sched, log = alg.a_online(inst)
+    verify(inst, sched)
+    taus = {2 ** i for i in range(20)}
+    for j, (run,) in enumerate(sched.runs):
+        job = inst.jobs[j]
+        tau = run.start - 1
+        assert tau in taus and job.arrival <= tau                 # decided at tau_i, starts at tau_i + 1
+        assert run.end <= 2 * tau                                 # ends inside the window
+        for s in {s for s, _ in run.workers} | {run.ps}:          # rule "paper": a + Delta < tau
+            assert job.arrival + job.delay[s] < tau
+    assert sum(r["accepted"] for r in log) == len(inst.jobs)
+
+
+def test_smallest_worker_count_wins_ties_on_empty_window():
+    """Algorithm 2's strict '>' keeps the smallest D_u among equal (cost 0) utilities."""
+    job = Job(arrival=1, worker_type=0, ps_type=0, epochs=1, chunks=4, minibatches=2, compute=0.5,
+              update=0.0, grad_mb=0.0, bandwidth=1000.0, delay=(1,))
+    inst = Instance(workers=((4,),), ps=((1,),), jobs=(job,), horizon=8)   # R = 4 worker-slots
+    sched, _ = alg.a_online(inst)
+    run = sched.runs[0][0]
+    assert (run.start, run.n_workers, run.end) == (5, 1, 8)     # tau = 4: window 5..8 fits 1 worker
+    sched, _ = alg.a_online(inst, alg.MODEL)   # rule "model": at tau = 1 slot 2 is usable, 4 workers
+    assert (sched.runs[0][0].start, sched.runs[0][0].n_workers) == (2, 4)
+
+
+def test_batchsche_never_uses_the_colocated_rate():
+    inst = generate("small", 3)
+    sched = solve(inst, "batchsche").schedule
+    for j, (run,) in enumerate(sched.runs):
+        assert run.length == math.ceil(inst.jobs[j].required(0) / run.n_workers)
+
+
+def test_exact_time_limit_is_a_status():
+    inst = generate("small", 2)
+    res = solve(inst, "exact", time_limit=0.05)
+    assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
+    assert math.isfinite(res.objective) and res.lower_bound <= res.objective + 1e-6
+
+
+def test_paper_scale_runs_in_seconds():
+    inst = generate("paper", 0, n_jobs=100)
+    for m in ("a_online", "a_online_model", "fifo", "drf", "preemptive_overhead"):
+        start = time.perf_counter()
+        res = solve(inst, m)
+        assert time.perf_counter() - start < 20, m
+        assert math.isfinite(res.objective)
