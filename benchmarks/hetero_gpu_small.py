@@ -17,6 +17,7 @@ from optsched import generate, methods, solve
 def ratio_table(preset: str, seeds: int, time_limit: float) -> None:
     ratios: dict[str, list[float]] = {}
     over: dict[str, int] = {}
+    lemma2: dict[str, int] = {}  # instances where some task violates Lemma 2 (10)
     times = []
     for seed in range(seeds):
         inst = generate("hetero_gpu", preset, seed)
@@ -33,9 +34,12 @@ def ratio_table(preset: str, seeds: int, time_limit: float) -> None:
             ratios.setdefault(m.name, []).append(value / opt.objective)
             if res.guarantee is not None and res.objective > res.guarantee * opt.objective + 1e-6:
                 over[m.name] = over.get(m.name, 0) + 1
-    print(f"{'method':<14} {'n':>3} {'mean':>7} {'max':>7}  exceeded bound")
+            if res.info.get("lemma2_violations"):
+                lemma2[m.name] = lemma2.get(m.name, 0) + 1
+    print(f"{'method':<14} {'n':>3} {'mean':>7} {'max':>7}  exceeded-bound  lemma2-violated")
     for name, values in ratios.items():
-        print(f"{name:<14} {len(values):>3} {statistics.mean(values):7.3f} {max(values):7.3f}  {over.get(name, 0)}")
+        print(f"{name:<14} {len(values):>3} {statistics.mean(values):7.3f} {max(values):7.3f}"
+              f"  {over.get(name, 0):>14}  {lemma2.get(name, 0):>15}")
     secs = [t for t, _ in times]
     print(f"exact: median {statistics.median(secs):.2f} s, max {max(secs):.2f} s, "
           f"tasks {min(n for _, n in times)}-{max(n for _, n in times)}")

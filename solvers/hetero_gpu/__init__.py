@@ -19,7 +19,8 @@ from optsched.problems.hetero_gpu import Instance, verify
 from optsched.registry import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.hetero_gpu.baselines import gavel_fifo, sched_allox, sched_homo, srtf
-from optsched.solvers.hetero_gpu.hare import RL_MAX_TASKS, aggregate_lp, list_schedule, rl_starts
+from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, aggregate_lp, lemma_checks, list_schedule,
+                                             rl_starts)
 from optsched.solvers.highs import solve_model
 
 
@@ -40,7 +41,9 @@ def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
         if not xhat:  # the RL found nothing within the time limit: fall back to the LP
             xhat, _, lp_info = aggregate_lp(inst, time_limit, seed)
             info["fallback"] = lp_info
-    return Outcome(list_schedule(inst, xhat, **options), SolveStatus.FEASIBLE, info=info)
+    schedule = list_schedule(inst, xhat, **options)
+    info.update(lemma_checks(inst, schedule, xhat))
+    return Outcome(schedule, SolveStatus.FEASIBLE, info=info)
 
 
 def hare_subsets(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:

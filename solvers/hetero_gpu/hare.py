@@ -160,3 +160,22 @@ def _violated_hssw(inst: Instance, starts: dict, limit: int) -> list[list[tuple[
     worst = bad[np.argsort(-violation[bad])]
     chosen = sorted(set(worst[:1]) | set(bad[np.linspace(0, len(bad) - 1, limit).astype(int)]))
     return [groups[: i + 1] for i in chosen]
+
+
+def lemma_checks(inst: Instance, schedule: Schedule, xhat: dict) -> dict:
+    """Count tasks violating Lemma 2 (10) and Lemma 3 (14) on a run of Algorithm 1 (digest §5.5).
+
+    ``schedule.runs`` must be in Algorithm 1's processing order π (as :func:`list_schedule` returns
+    it). For task π(j) on its GPU m: Lemma 2 claims the load placed on m so far, its own task
+    included, is <= 2 H_π(j); Lemma 3 claims the idle time on m before it, x̃ - (earlier load on m),
+    is <= α H_π(j).
+    """
+    load = [0.0] * inst.n_gpus
+    lemma2 = lemma3 = 0
+    hmax = inst.tc.max(axis=1) / 2
+    for run in schedule.runs:
+        h = xhat[run.key] + hmax[run.job]
+        lemma3 += run.start - load[run.gpu] > inst.alpha * h + 1e-9
+        load[run.gpu] += inst.tc[run.job, run.gpu]
+        lemma2 += load[run.gpu] > 2 * h + 1e-9
+    return {"lemma2_violations": int(lemma2), "lemma3_violations": int(lemma3)}

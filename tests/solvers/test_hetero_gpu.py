@@ -46,7 +46,10 @@ def test_theorem4_fails_with_the_papers_relaxation():
     assert hare.info["rl_objective"] == pytest.approx(2114.27, abs=1e-6)
     assert hare.objective == pytest.approx(8129)
     assert hare.guarantee == 3.0 and hare.objective / opt.objective > hare.guarantee
-    assert solve(inst, "hare_subsets").objective == pytest.approx(2141)  # (9S) repairs it here
+    assert hare.info["lemma2_violations"] > 0  # the six B's load 6 > 2 H_B = 1 on the one GPU
+    subsets = solve(inst, "hare_subsets")
+    assert subsets.objective == pytest.approx(2141)  # (9S) repairs it here
+    assert subsets.info["lemma2_violations"] == 0
 
 
 def test_lemma2_counterexample_values():
