@@ -70,6 +70,7 @@ class Pass:
     rem: dict[int, int] = field(default_factory=dict)
     start: dict[int, int] = field(default_factory=dict)
     vec: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    used: dict[int, list[int]] = field(default_factory=dict)
     finish: dict[int, int] = field(default_factory=dict)
     _speeds: dict[int, int] | None = None
 
@@ -91,6 +92,7 @@ class Pass:
         self.U[gpus] += self.est[j]
         self.running[j] = gpus
         self.vec[j] = tuple(np.bincount(self.server[gpus], minlength=self.inst.n_servers).tolist())
+        self.used[j] = servers_of(self.vec[j])
         self.rem[j] = self.inst.jobs[j].iterations
         self.start[j] = self.t
         self._speeds = None
@@ -98,7 +100,7 @@ class Pass:
     def speeds(self) -> dict[int, int]:
         """phi_j = floor(1 / tau_j(n_j, p_j)) of the running jobs, p_j from (6)."""
         if self._speeds is None:
-            self._speeds = running_speeds(self.inst, {j: self.vec[j] for j in self.running},
+            self._speeds = running_speeds(self.inst, {j: self.used[j] for j in self.running},
                                           self.phi_cache)
         return self._speeds
 
@@ -119,11 +121,15 @@ class Pass:
         return Schedule(tuple(self.start[j] for j in js), tuple(self.vec[j] for j in js))
 
 
-def running_speeds(inst: Instance, vectors: dict[int, tuple[int, ...]],
+def servers_of(c: tuple[int, ...]) -> list[int]:
+    """Servers a placement vector uses."""
+    return [s for s, y in enumerate(c) if y > 0]
+
+
+def running_speeds(inst: Instance, used: dict[int, list[int]],
                    cache: dict | None = None) -> dict[int, int]:
-    """Speeds of jobs running with placement vectors ``vectors`` (eqs. (6)–(8), floor of (9))."""
+    """Speeds of the running jobs, given the servers each uses (eqs. (6)–(8), floor of (9))."""
     cache = {} if cache is None else cache
-    used = {j: [s for s, y in enumerate(c) if y > 0] for j, c in vectors.items()}
     count = [0] * inst.n_servers
     for j, ss in used.items():
         if len(ss) >= 2:
@@ -362,7 +368,7 @@ def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
         if not running:
             t = schedule.starts[waiting[0]]
             continue
-        speeds = running_speeds(inst, {j: schedule.placements[j] for j in running})
+        speeds = running_speeds(inst, {j: servers_of(schedule.placements[j]) for j in running})
         delta = min(math.ceil(rem[j] / speeds[j]) for j in running)
         if waiting:
             delta = min(delta, schedule.starts[waiting[0]] - t)

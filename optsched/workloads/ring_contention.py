@@ -57,8 +57,9 @@ def build(rng: np.random.Generator, *, sizes, f_range, tau_range, extra_cap, hor
           servers=None, n_servers=None, capacities=(4, 8, 16, 32), rho_range=None,
           shuffle=True, name="") -> Instance:
     """Instance from job sizes ``sizes`` (G_j) and calibration ranges (digest §7.2 steps 1–7)."""
-    if servers is None:
-        servers = tuple(int(c) for c in rng.choice(capacities, size=n_servers))
+    if servers is None:  # own stream, so that the jobs do not depend on n_servers (Fig. 6)
+        server_rng = np.random.default_rng(int(rng.integers(2**62)))
+        servers = tuple(int(c) for c in server_rng.choice(capacities, size=n_servers))
     sizes = list(sizes)
     if shuffle:
         rng.shuffle(sizes)  # trace order

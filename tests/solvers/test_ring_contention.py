@@ -123,7 +123,7 @@ def _finish_without(inst, sched, drop):
     rem = {j: inst.jobs[j].iterations for j in range(len(inst.jobs)) if j != drop}
     finish, t = {}, 0
     while rem:
-        active = {j: sched.placements[j] for j in rem if sched.starts[j] <= t}
+        active = {j: rc.servers_of(sched.placements[j]) for j in rem if sched.starts[j] <= t}
         speeds = rc.running_speeds(inst, active)
         for j in active:
             rem[j] -= speeds[j]
@@ -141,3 +141,40 @@ def test_paper_scale_run(medium):
     lb = solve(medium, "lower_bound").lower_bound
     assert lb <= r.objective
     assert sum(PAPER_MIX.values()) == 160
+
+
+# ----------------------------------------------------------------------------------------------
+# Errata instances (docs/errata.md, ## ring_contention)
+# ----------------------------------------------------------------------------------------------
+
+def _load(data, name):
+    from optsched.io import load_instance
+    return load_instance(data / "ring_contention" / name)
+
+
+def test_lemma2_and_lemma3_counterexample(data):
+    """Lemma 2 claims W^_max = theta~; Lemma 3 claims T <= n_g W^_max. Three 1-GPU jobs on (3, 3):
+    theta~ = 20 (the first midpoint, never improved on) while W^_max = max_g U[g] < 3.2, and the
+    makespan 4 exceeds n_g W^_max (n_g = 1) because floor speeds make rho_j > rho_hat_j (u/l gap)."""
+    inst = _load(data, "lemma3_counterexample.json")
+    res = rc.sjf_bco_search(inst)
+    w_max = float(res.state.U.max())
+    assert inst.max_gpus == 1 and res.theta == 20
+    assert w_max == pytest.approx(3.13, abs=0.01)  # Lemma 2 broken: W^_max < theta~
+    assert res.makespan == 4 > inst.max_gpus * w_max  # Lemma 3 broken with W^_max
+    assert res.makespan <= inst.max_gpus * res.theta  # ... holds with theta~
+
+
+def test_lemma4_counterexample(data):
+    """Lemma 4 claims theta~ <= Phi (u/l) theta*_u. Here theta~ = 20 but Phi u/l theta* < 14."""
+    from optsched.models import ring_contention as rm
+    from optsched.solvers.highs import solve_model
+    inst = _load(data, "lemma4_counterexample.json")
+    res = rc.sjf_bco_search(inst)
+    theta_star = solve_model(rm.build_budget(inst, durations="estimate",
+                                             rho_hat=rc.rho_hat(inst))).objective
+    c = rc.constants(inst)
+    assert res.theta == 20
+    assert c["Phi"] * c["u"] / c["l"] * theta_star < 14 < res.theta
+    # Theorem 5's final inequality still holds here: T / T* = 1 <= n_g Phi u / l
+    assert solve(inst, "exact").objective == res.makespan == 4

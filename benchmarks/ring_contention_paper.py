@@ -1,0 +1,106 @@
+"""ring_contention at paper scale (Sec. 7, Figs. 4–7) and SJF-BCO's run time (not a test).
+
+Fig. 4: makespan and average JCT of SJF-BCO vs FF, LS and RAND (mean of 10 seeds), 20 servers,
+T = 1200. Fig. 5: kappa = 1..32 (Alg. 1 with the single kappa). Fig. 6: servers 10 -> 20, T = 1500
+(same jobs, servers drawn from their own stream). Fig. 7: lambda in {1, 2, 4, 8} with kappa = 1.
+Also the run time of the full theta x kappa search with kappa over the distinct G values and over
+all of 1..32 (the paper's loop). All makespans are the exact simulation of (6)–(9), checked by verify.
+
+    python benchmarks/ring_contention_paper.py [--seeds 3] [--figs 4,5,6,7,time]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from optsched.problems.ring_contention import average_jct, verify
+from optsched.registry import solve
+from optsched.solvers import ring_contention as rc
+from optsched.workloads.ring_contention import generate
+
+BASELINES = ("first_fit", "list_scheduling")
+
+
+def mean(xs):
+    return statistics.mean(xs)
+
+
+def policies(inst, rand_seeds: int = 10) -> dict[str, tuple[float, float, float]]:
+    """(makespan, average JCT, run time) per policy; RAND averaged over ``rand_seeds`` seeds."""
+    out = {}
+    for name in ("sjf_bco",) + BASELINES:
+        r = solve(inst, name)
+        out[name] = (r.objective, average_jct(inst, r.schedule), r.runtime_s)
+    rs = [solve(inst, "random", seed=s) for s in range(rand_seeds)]
+    out["random"] = (mean([r.objective for r in rs]), mean([average_jct(inst, r.schedule) for r in rs]),
+                     mean([r.runtime_s for r in rs]))
+    return out
+
+
+def fig4(seeds):
+    print("Fig. 4 (20 servers, T = 1200): makespan / avg JCT / run time [s]; LB = lower_bound")
+    for seed in seeds:
+        inst = generate("paper", seed)
+        lb = solve(inst, "lower_bound").lower_bound
+        row = policies(inst)
+        print(f"  seed {seed} N={inst.n_gpus} LB={lb:.0f} " + "  ".join(
+            f"{k} {m:.1f}/{j:.1f}/{t:.2f}" for k, (m, j, t) in row.items()), flush=True)
+
+
+def fig5(seeds):
+    print("Fig. 5 (kappa sweep, 20 servers, T = 1200): makespan of Alg. 1 with the single kappa")
+    for seed in seeds:
+        inst = generate("paper", seed)
+        vals = [rc.sjf_bco_search(inst, kappas=[k]).makespan for k in range(1, 33)]
+        print(f"  seed {seed}: " + " ".join(f"{k}:{v}" for k, v in zip(range(1, 33), vals)), flush=True)
+
+
+def fig6(seeds):
+    print("Fig. 6 (T = 1500): makespan by number of servers")
+    for seed in seeds:
+        for n in (10, 12, 14, 16, 18, 20):
+            inst = generate("paper", seed, n_servers=n, horizon=1500)
+            row = policies(inst, rand_seeds=3)
+            print(f"  seed {seed} servers {n:2d} N={inst.n_gpus:3d} " + "  ".join(
+                f"{k} {m:.1f}" for k, (m, _, _) in row.items()), flush=True)
+
+
+def fig7(seeds):
+    print("Fig. 7 (kappa = 1, 20 servers, T = 1200): makespan by lambda")
+    for seed in seeds:
+        inst = generate("paper", seed)
+        vals = []
+        for lam in (1, 2, 4, 8):
+            out = rc.sjf_bco(inst, kappas=[1], lam=lam)
+            vals.append(verify(inst, out.schedule))
+        print(f"  seed {seed}: " + " ".join(f"lambda {l}: {v:.0f}" for l, v in zip((1, 2, 4, 8), vals)),
+              flush=True)
+
+
+def timing(seeds):
+    print("SJF-BCO full theta x kappa search: run time")
+    for seed in seeds:
+        inst = generate("paper", seed)
+        for kappas in ("distinct", "all"):
+            t0 = time.perf_counter()
+            res = rc.sjf_bco_search(inst, kappas=kappas)
+            dt = time.perf_counter() - t0
+            print(f"  seed {seed} kappas={kappas:8s} passes {res.passes:3d} makespan {res.makespan} "
+                  f"theta~ {res.theta} kappa {res.kappa} time {dt:.2f} s", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--figs", default="4,5,6,7,time")
+    args = ap.parse_args()
+    seeds = range(args.seeds)
+    table = {"4": fig4, "5": fig5, "6": fig6, "7": fig7, "time": timing}
+    for key in args.figs.split(","):
+        table[key](seeds)
+
+
+if __name__ == "__main__":
+    main()
