@@ -30,7 +30,8 @@ def _online(cfg: _alg.Config):
     def run(instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
         schedule, log = _alg.a_online(instance, cfg)
         info = {"rounds": log, "priced_out": sum(r["priced_out"] for r in log),
-                "rejected": sum(r["rejected"] for r in log)}
+                "rejected": sum(r["rejected"] for r in log),
+                "not_ready": sum(r["not_ready"] for r in log)}
         return Outcome(schedule=schedule, status=SolveStatus.FEASIBLE, info=info)
     return run
 
@@ -47,6 +48,7 @@ a_online_model = _online(_alg.MODEL)
 batchsche = _online(_alg.BATCHSCHE)
 fifo = _wrap(_base.fifo)
 drf = _wrap(_base.drf)
+greedy_ect = _wrap(_base.greedy_ect)
 preemptive = _wrap(_base.preemptive)
 preemptive_overhead = _wrap(partial(_base.preemptive, overhead=PREEMPTION_OVERHEAD, respect_delay=True))
 
@@ -61,6 +63,8 @@ METHODS = (
     Method("drf", "baseline", drf, description="DRF progressive filling per slot (our reimpl.)"),
     Method("batchsche", "baseline", batchsche,
            description="BatchSche: A_online batching without COST_C (every job at p^0)"),
+    Method("greedy_ect", "baseline", greedy_ect,
+           description="earliest-completion list scheduling, co-located (ours; UB on OPT at scale)"),
     Method("preemptive", "baseline", preemptive, verify=verify_preemptive, in_ratios=False,
            description="SRPT reallocation every slot, no overhead, delay ignored (Figs. 7-8)"),
     Method("preemptive_overhead", "baseline", preemptive_overhead,
@@ -73,4 +77,4 @@ METHODS = (
 DEFAULT_METHOD = "a_online"
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "a_online", "a_online_dstar", "a_online_model", "batchsche",
-           "drf", "exact", "fifo", "lower_bound", "preemptive", "preemptive_overhead"]
+           "drf", "exact", "fifo", "greedy_ect", "lower_bound", "preemptive", "preemptive_overhead"]

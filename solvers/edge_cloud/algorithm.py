@@ -232,9 +232,13 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg
     wl = UsageLedger(instance.W.reshape(-1), slots, exponential_price(th1))
     pl = UsageLedger(instance.P.reshape(-1), slots, exponential_price(th2))
     seen: dict[int, float] = {}
+    not_ready: list[int] = []
 
     def best_plan(j: int, ledger: UsageLedger) -> Candidate | None:
-        cost, run = best_placement(instance, j, job_view(instance, j, wl, pl, tau, cfg.rule), cfg)
+        view = job_view(instance, j, wl, pl, tau, cfg.rule)
+        if not _ready_somewhere(instance, j, view):
+            not_ready.append(j)
+        cost, run = best_placement(instance, j, view, cfg)
         seen[j] = cost
         if run is None:
             return None
@@ -246,7 +250,14 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg
     priced_out = [j for j in res.rejected if math.isfinite(seen[j])]
     last = max((r.end for r in plans.values()), default=None)
     return BatchResult(plans, last, {"accepted": len(plans), "rejected": len(res.rejected),
-                                     "priced_out": len(priced_out)})
+                                     "priced_out": len(priced_out), "not_ready": len(not_ready)})
+
+
+def _ready_somewhere(instance: Instance, j: int, view: JobView) -> bool:
+    """Some eligible server has type-u_j workers and some has a type-v_j PS (the data is uploaded)."""
+    job = instance.jobs[j]
+    return bool((view.elig & (instance.W[:, job.worker_type] > 0)).any()
+                and (view.elig & (instance.P[:, job.ps_type] > 0)).any())
 
 
 def _charge(instance: Instance, j: int, run: Run, wl: UsageLedger, pl: UsageLedger) -> None:

@@ -212,4 +212,75 @@ def _extend(runs: list[Run], t: int, ps: int, workers: tuple) -> None:
         runs.append(Run(t, t, ps, workers))
 
 
-__all__ = ["drf", "fifo", "preemptive"]
+def greedy_ect(instance: Instance) -> Schedule:
+    """Earliest completion time list scheduling (ours, not in the paper; a non-preemptive reference
+    upper bound on OPT(2) at scales the MILP cannot reach). Jobs in arrival order (ties: index); each
+    is placed co-located (xi = 1) on the server, worker count ``N <= min(D_j, W_su)`` and start
+    ``h >= a_j + Delta_js`` that give the earliest completion with the capacity left by earlier jobs."""
+    horizon = 64
+    used_w: dict[tuple[int, int], np.ndarray] = {}
+    used_p: dict[tuple[int, int], np.ndarray] = {}
+    runs: dict[int, Run] = {}
+    for j in sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j)):
+        job = instance.jobs[j]
+        while True:
+            best = _ect_on_servers(instance, job, used_w, used_p, horizon)
+            if best is not None:
+                break
+            horizon *= 2
+        end, start, s, n = best
+        run = Run(start, end, s, ((s, n),))
+        _book(used_w, (s, job.worker_type), start, end, n, horizon)
+        _book(used_p, (s, job.ps_type), start, end, 1, horizon)
+        runs[j] = run
+    return Schedule.single([runs[j] for j in range(len(instance.jobs))])
+
+
+def _ect_on_servers(instance, job, used_w, used_p, horizon) -> tuple[int, int, int, int] | None:
+    """(end, start, server, N) of the earliest-finishing co-located placement within ``horizon``."""
+    u, v, best = job.worker_type, job.ps_type, None
+    for s in range(instance.n_servers):
+        W, P = instance.workers[s][u], instance.ps[s][v]
+        if W == 0 or P == 0:
+            continue
+        free_w = W - _row(used_w, (s, u), horizon)
+        ps_ok = (P - _row(used_p, (s, v), horizon)) >= 1
+        ready = job.arrival + job.delay[s]
+        for n in sorted({min(job.chunks, W), max(1, min(job.chunks, W) // 2), 1}, reverse=True):
+            d = math.ceil(job.required(1) / n)
+            start = _earliest_block(free_w >= n, ps_ok, ready, d)
+            if start is not None and (best is None or (start + d - 1, start, s, -n) < best[:3] + (-best[3],)):
+                best = (start + d - 1, start, s, n)
+    return best
+
+
+def _row(used: dict, key, horizon: int) -> np.ndarray:
+    row = used.get(key)
+    if row is None:
+        return np.zeros(horizon + 2, dtype=np.int64)
+    if len(row) < horizon + 2:
+        row = used[key] = np.concatenate([row, np.zeros(horizon + 2 - len(row), dtype=np.int64)])
+    return row[:horizon + 2]
+
+
+def _earliest_block(ok_w: np.ndarray, ok_p: np.ndarray, ready: int, d: int) -> int | None:
+    """Earliest slot h >= ready with ok on h..h+d-1 (index = slot) inside the arrays, else None."""
+    ok = (ok_w & ok_p).astype(np.int64)
+    ok[:ready] = 0
+    if d > len(ok):
+        return None
+    csum = np.concatenate([[0], np.cumsum(ok)])
+    full = np.flatnonzero(csum[d:] - csum[:-d] == d)
+    full = full[full >= ready]
+    return int(full[0]) if len(full) else None
+
+
+def _book(used: dict, key, start: int, end: int, amount: int, horizon: int) -> None:
+    size = max(horizon, end + 1) + 2
+    if key not in used:
+        used[key] = np.zeros(size, dtype=np.int64)
+    _row(used, key, size - 2)
+    used[key][start:end + 1] += amount
+
+
+__all__ = ["drf", "fifo", "greedy_ect", "preemptive"]

@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from optsched.io import load_instance
 from optsched.models.edge_cloud import enumerate_columns
 from optsched.problems.edge_cloud import Instance, Job, verify
 from optsched.registry import methods, solve
@@ -156,3 +157,27 @@ def test_paper_scale_runs_in_seconds():
         res = solve(inst, m)
         assert time.perf_counter() - start < 20, m
         assert math.isfinite(res.objective)
+
+
+def test_errata_fig14_ratio_is_far_from_one(data):
+    """docs/errata.md E1: A_online/OPT = 35/6 on a 4-job instance; the wait for the first usable
+    round (not pricing) causes it."""
+    inst = load_instance(data / "edge_cloud" / "fig14_ratio.json")
+    opt = solve(inst, "exact")
+    assert opt.status is SolveStatus.OPTIMAL and opt.objective == 6
+    res = solve(inst, "a_online")
+    assert res.objective == 35 and res.objective / opt.objective > 5
+    assert res.info["priced_out"] == 0 and res.info["not_ready"] == 5
+    assert solve(inst, "a_online_model").objective == 14
+    assert solve(inst, "drf").objective == 6
+
+
+def test_errata_fig3_drf_beats_a_online_at_paper_like_scale(data):
+    """docs/errata.md E2/E3: 30 jobs on 100 edge servers + cloud (Sec. VI ranges)."""
+    inst = load_instance(data / "edge_cloud" / "fig3_paper_like.json")
+    tct = {m: solve(inst, m).objective for m in ("a_online", "fifo", "drf", "batchsche", "greedy_ect",
+                                                  "preemptive_overhead")}
+    assert tct["a_online"] < tct["fifo"] and tct["a_online"] < tct["batchsche"]
+    assert tct["drf"] < tct["a_online"]
+    assert tct["preemptive_overhead"] < tct["a_online"] / 5
+    assert tct["greedy_ect"] < tct["a_online"] / 5            # so A_online / OPT > 5 here
