@@ -6,7 +6,7 @@ T = 1200. Fig. 5: kappa = 1..32 (Alg. 1 with the single kappa). Fig. 6: servers 
 Also the run time of the full theta x kappa search with kappa over the distinct G values and over
 all of 1..32 (the paper's loop). All makespans are the exact simulation of (6)–(9), checked by verify.
 
-    python benchmarks/ring_contention_paper.py [--seeds 3] [--figs 4,5,6,7,time]
+    python benchmarks/ring_contention_paper.py [--seeds 3] [--figs 4,5,6,7,time,variants] [--extra-cap 0.5]
 """
 
 from __future__ import annotations
@@ -39,10 +39,14 @@ def policies(inst, rand_seeds: int = 10) -> dict[str, tuple[float, float, float]
     return out
 
 
+EXTRA = {}  # generator overrides from the command line (e.g. extra_cap)
+
+
 def fig4(seeds):
-    print("Fig. 4 (20 servers, T = 1200): makespan / avg JCT / run time [s]; LB = lower_bound")
+    print(f"Fig. 4 (20 servers, T = 1200, {EXTRA or 'default calibration'}): "
+          "makespan / avg JCT / run time [s]; LB = lower_bound")
     for seed in seeds:
-        inst = generate("paper", seed)
+        inst = generate("paper", seed, **EXTRA)
         lb = solve(inst, "lower_bound").lower_bound
         row = policies(inst)
         print(f"  seed {seed} N={inst.n_gpus} LB={lb:.0f} " + "  ".join(
@@ -79,6 +83,18 @@ def fig7(seeds):
               flush=True)
 
 
+def variants(seeds):
+    print(f"SJF-BCO variants ({EXTRA or 'default calibration'}): makespan / avg JCT")
+    for seed in seeds:
+        inst = generate("paper", seed, **EXTRA)
+        cells = []
+        for label, kw in (("literal", {}), ("pack", {"fa_variant": "pack"}),
+                          ("literal lambda=2", {"lam": 2.0}), ("pack lambda=2", {"fa_variant": "pack", "lam": 2.0})):
+            out = rc.sjf_bco(inst, **kw)
+            cells.append(f"{label} {verify(inst, out.schedule):.0f}/{average_jct(inst, out.schedule):.1f}")
+        print(f"  seed {seed}: " + "  ".join(cells), flush=True)
+
+
 def timing(seeds):
     print("SJF-BCO full theta x kappa search: run time")
     for seed in seeds:
@@ -95,9 +111,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--figs", default="4,5,6,7,time")
+    ap.add_argument("--extra-cap", type=float, default=None,
+                    help="worst-case contention+overhead share (paper: 0.15)")
     args = ap.parse_args()
+    if args.extra_cap is not None:
+        EXTRA["extra_cap"] = args.extra_cap
     seeds = range(args.seeds)
-    table = {"4": fig4, "5": fig5, "6": fig6, "7": fig7, "time": timing}
+    table = {"4": fig4, "5": fig5, "6": fig6, "7": fig7, "time": timing, "variants": variants}
     for key in args.figs.split(","):
         table[key](seeds)
 

@@ -7,11 +7,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from optsched.problems.ring_contention import completion_times
+from optsched.errors import InfeasibleSchedule
+from optsched.io import load_instance
+from optsched.models import ring_contention as rm
+from optsched.problems.ring_contention import Schedule, completion_times
 from optsched.registry import solve
 from optsched.result import SolveStatus
 from optsched.solvers import ring_contention as rc
+from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import PAPER_MIX, generate
 
 _spec = importlib.util.spec_from_file_location(
@@ -148,7 +154,6 @@ def test_paper_scale_run(medium):
 # ----------------------------------------------------------------------------------------------
 
 def _load(data, name):
-    from optsched.io import load_instance
     return load_instance(data / "ring_contention" / name)
 
 
@@ -167,8 +172,6 @@ def test_lemma2_and_lemma3_counterexample(data):
 
 def test_lemma4_counterexample(data):
     """Lemma 4 claims theta~ <= Phi (u/l) theta*_u. Here theta~ = 20 but Phi u/l theta* < 14."""
-    from optsched.models import ring_contention as rm
-    from optsched.solvers.highs import solve_model
     inst = _load(data, "lemma4_counterexample.json")
     res = rc.sjf_bco_search(inst)
     theta_star = solve_model(rm.build_budget(inst, durations="estimate",
@@ -178,3 +181,31 @@ def test_lemma4_counterexample(data):
     assert c["Phi"] * c["u"] / c["l"] * theta_star < 14 < res.theta
     # Theorem 5's final inequality still holds here: T / T* = 1 <= n_g Phi u / l
     assert solve(inst, "exact").objective == res.makespan == 4
+
+
+# ----------------------------------------------------------------------------------------------
+# Properties on random schedules of tiny instances (hypothesis)
+# ----------------------------------------------------------------------------------------------
+
+@st.composite
+def tiny_schedules(draw):
+    inst = generate("tiny", draw(st.integers(0, 40)))
+    starts = tuple(draw(st.integers(0, 8)) for _ in inst.jobs)
+    places = tuple(draw(st.sampled_from(rm.placements(inst, j))) for j in range(len(inst.jobs)))
+    return inst, Schedule(starts, places)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tiny_schedules())
+def test_event_simulation_equals_slot_simulation(case):
+    """The solvers' event-driven simulation and verify's slot-by-slot one agree on every feasible
+    (start, placement) schedule; removing any job never delays the others (digest §3.1)."""
+    inst, sched = case
+    try:
+        slot = completion_times(inst, sched)
+    except InfeasibleSchedule:
+        return
+    assert rc.run_finish(inst, sched) == slot
+    for drop in range(len(inst.jobs)):
+        fin = _finish_without(inst, sched, drop)
+        assert all(fin[j] <= slot[j] for j in fin)
