@@ -382,9 +382,10 @@ def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
 
 
 def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Optimal makespan by M1 (gap 0) with H = best heuristic makespan; Outcome lower bound = dual."""
+    """Optimal makespan by M1 (gap 0) with H = best heuristic makespan and C >= ``lower_bound``
+    (M3's theta* on small instances); Outcome lower bound = the MILP's dual bound."""
     ub, incumbent = upper_bound_schedule(inst)
-    lb = max(simple_lower_bound_value(inst), 1)
+    lb = max(int(lower_bound(inst, time_limit=time_limit, seed=seed).lower_bound), 1)  # incl. M3
     if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
         return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
                        {"model_objective": float(ub), "horizon": ub, "closed_by": "lower bound"})
