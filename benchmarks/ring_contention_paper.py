@@ -89,7 +89,8 @@ def variants(seeds):
         inst = generate("paper", seed, **EXTRA)
         cells = []
         for label, kw in (("literal", {}), ("pack", {"fa_variant": "pack"}),
-                          ("literal lambda=2", {"lam": 2.0}), ("pack lambda=2", {"fa_variant": "pack", "lam": 2.0})):
+                          ("literal lambda=2", {"lam": 2.0}),
+                          ("pack lambda=2", {"fa_variant": "pack", "lam": 2.0})):
             out = rc.sjf_bco(inst, **kw)
             cells.append(f"{label} {verify(inst, out.schedule):.0f}/{average_jct(inst, out.schedule):.1f}")
         print(f"  seed {seed}: " + "  ".join(cells), flush=True)

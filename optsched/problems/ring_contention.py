@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, as_int, as_list, fail
+from optsched.problems.fields import Reader, fail
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1

@@ -209,3 +209,10 @@ def test_event_simulation_equals_slot_simulation(case):
     for drop in range(len(inst.jobs)):
         fin = _finish_without(inst, sched, drop)
         assert all(fin[j] <= slot[j] for j in fin)
+
+
+def test_exact_time_limit_is_a_status():
+    inst = generate("small", 0)
+    r = solve(inst, "exact", time_limit=0.5)
+    assert r.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
+    assert r.schedule is not None and r.lower_bound <= r.objective  # incumbent verified
