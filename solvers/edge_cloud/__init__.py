@@ -3,10 +3,12 @@ Networks" (seeds/001).
 
 Algorithms (kind ``algorithm``): ``a_online`` (Algorithm 1 + A_maxsche, COST_C, COST_D as
 reconstructed, paper eligibility rule), ``a_online_dstar`` (the same with the exact COST_D* and
-exact server order), ``a_online_model`` (COST_D*, eligibility exactly (2i)). Baselines: ``fifo``,
-``drf``, ``batchsche`` (A_online without COST_C), ``preemptive`` (no overhead, Delta ignored;
+exact server order), ``a_online_model`` (COST_D*, eligibility exactly (2i)), ``a_online_ect``
+(COST_D*, equal utilities broken by earliest completion instead of the fewest workers; not in the
+paper). Baselines: ``fifo``, ``drf``, ``batchsche`` (A_online without COST_C), ``preemptive`` (no overhead, Delta ignored;
 Figs. 7-8) and ``preemptive_overhead`` (Delta respected, 0.25 slot lost per preemption/migration;
-Figs. 9-10); the preemptive ones break (2c)/(2d) by design, are checked by ``verify_preemptive`` and
+Figs. 9-10), and ``greedy_ect`` (ours: earliest-completion list scheduling, a reference upper
+bound on OPT at paper scale); the preemptive ones break (2c)/(2d) by design, are checked by ``verify_preemptive`` and
 are left out of ratio studies. ``exact`` (time-indexed MILP of (2)) and ``lower_bound``.
 
 The paper states no approximation or competitive ratio, so every ``guarantee`` is None.
@@ -45,6 +47,7 @@ def _wrap(func):
 a_online = _online(_alg.FAITHFUL)
 a_online_dstar = _online(_alg.DSTAR)
 a_online_model = _online(_alg.MODEL)
+a_online_ect = _online(_alg.ECT)
 batchsche = _online(_alg.BATCHSCHE)
 fifo = _wrap(_base.fifo)
 drf = _wrap(_base.drf)
@@ -59,6 +62,8 @@ METHODS = (
            description="A_online with the exact distributed placement COST_D*"),
     Method("a_online_model", "algorithm", a_online_model,
            description="A_online with COST_D* and eligibility exactly (2i)"),
+    Method("a_online_ect", "algorithm", a_online_ect,
+           description="A_online with COST_D* and equal utilities broken by earliest completion (not in the paper)"),
     Method("fifo", "baseline", fifo, description="FIFO, head-of-line, co-located (our reimpl.)"),
     Method("drf", "baseline", drf, description="DRF progressive filling per slot (our reimpl.)"),
     Method("batchsche", "baseline", batchsche,
@@ -76,5 +81,5 @@ METHODS = (
 )
 DEFAULT_METHOD = "a_online"
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "a_online", "a_online_dstar", "a_online_model", "batchsche",
+__all__ = ["DEFAULT_METHOD", "METHODS", "a_online", "a_online_dstar", "a_online_ect", "a_online_model", "batchsche",
            "drf", "exact", "fifo", "greedy_ect", "lower_bound", "preemptive", "preemptive_overhead"]

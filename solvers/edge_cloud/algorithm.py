@@ -48,6 +48,8 @@ class Config:
                 ``"none"`` (no distributed placement).
     cost_mode   COST_D candidate cost: ``"paper"`` (Algorithm 4's bookkeeping) | ``"exact"``.
     colocate    False disables COST_C (BatchSche baseline: every job priced and run at p^0).
+    tie_break   ``"paper"`` (strict ``>``: smallest D_u among equal utilities) |
+                ``"earliest_completion"`` (not in the paper: equal utilities -> earliest c_j).
     """
 
     rule: str = "paper"
@@ -55,12 +57,14 @@ class Config:
     costd: str = "paper"
     cost_mode: str = "paper"
     colocate: bool = True
+    tie_break: str = "paper"
 
 
 FAITHFUL = Config()
 DSTAR = Config(sort="exact", costd="exact", cost_mode="exact")
 MODEL = Config(rule="model", sort="exact", costd="exact", cost_mode="exact")
 BATCHSCHE = Config(sort="exact", costd="exact", cost_mode="exact", colocate=False)
+ECT = Config(sort="exact", costd="exact", cost_mode="exact", tie_break="earliest_completion")
 
 
 def thetas(instance: Instance) -> tuple[float, float]:
@@ -213,10 +217,15 @@ def best_placement(instance: Instance, j: int, view: JobView, cfg: Config) -> tu
         else:
             cd, ld = math.inf, None
         mc, plan = (cd, ld) if cd < cc else (cc, lc)   # ties -> COST_C
-        if plan is not None and mc < best_cost:
+        if plan is None:
+            continue
+        if cfg.tie_break == "paper":
+            if mc < best_cost:
+                best_cost, best = mc, plan
+                if mc <= 0:
+                    break                               # utility 1 cannot be beaten
+        elif mc < best_cost or (mc == best_cost and plan.end < best.end):
             best_cost, best = mc, plan
-            if mc <= 0:
-                break                                   # utility 1 cannot be beaten
     return best_cost, best
 
 
@@ -289,5 +298,5 @@ def a_online(instance: Instance, cfg: Config = FAITHFUL, max_rounds: int = 40) -
     return Schedule.single(runs), log
 
 
-__all__ = ["BATCHSCHE", "Config", "DSTAR", "FAITHFUL", "MODEL", "a_maxsche", "a_online",
+__all__ = ["BATCHSCHE", "Config", "DSTAR", "ECT", "FAITHFUL", "MODEL", "a_maxsche", "a_online",
            "best_placement", "cost_c", "cost_d_paper", "cost_d_star", "job_view", "thetas"]
