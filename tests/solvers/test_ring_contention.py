@@ -35,7 +35,8 @@ def medium():
     return generate("paper", 3, n_servers=8, sizes=rng_sizes)
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
 def test_exact_and_methods_on_tiny(seed):
     inst = generate("tiny", seed)
     opt = solve(inst, "exact")
@@ -195,7 +196,7 @@ def tiny_schedules(draw):
     return inst, Schedule(starts, places)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(tiny_schedules())
 def test_event_simulation_equals_slot_simulation(case):
     """The solvers' event-driven simulation and verify's slot-by-slot one agree on every feasible
