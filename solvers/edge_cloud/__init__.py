@@ -80,6 +80,12 @@ METHODS = (
            description="max(per-job bound, LP relaxation of the exact MILP)"),
 )
 DEFAULT_METHOD = "a_online"
+# `optsched compare edge_cloud`: Figs. 3-4 and 7-10 of the paper (a_online_ect, a slow non-paper
+# variant, is left out; run it by name).
+COMPARE_METHODS = ("a_online", "a_online_model", "fifo", "drf", "batchsche", "greedy_ect", "preemptive",
+                   "preemptive_overhead")
+COMPARE_FIGURE = {"title": "edge_cloud (Sec. VI scale): total flow time vs baselines (Figs. 3-4, 7-10)",
+                  "ylabel": "total completion (flow) time, slots"}
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "a_online", "a_online_dstar", "a_online_ect", "a_online_model", "batchsche",
            "drf", "exact", "fifo", "greedy_ect", "lower_bound", "preemptive", "preemptive_overhead"]

@@ -233,8 +233,13 @@ def _shift(run: Run, tau: int) -> Run:
     return Run(run.start + tau + 1, run.end + tau + 1, run.ps, run.workers)
 
 
-def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg: Config) -> BatchResult:
-    """Algorithm 2 on the window ``tau+1..tau_next`` through the shared primal-dual admission."""
+def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg: Config,
+              state: dict | None = None) -> BatchResult:
+    """Algorithm 2 on the window ``tau+1..tau_next`` through the shared primal-dual admission.
+
+    If ``state`` is a dict, the round's final dual values are stored in it: ``eta`` (job ->
+    max(0, utility), eq. (6)), ``lam`` and ``mu`` (the prices (7), (8) after the last admission,
+    arrays with rows ``s*U+u`` / ``s*V+v`` and one column per window slot)."""
     S, U, V = instance.n_servers, instance.n_wtypes, instance.n_ptypes
     th1, th2 = thetas(instance)
     slots = range(tau + 1, tau_next + 1)
@@ -256,6 +261,8 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg
 
     res = primal_dual_admission(batch, weight=lambda j: 1.0, best_plan=best_plan, ledger=wl)
     plans = {a.job: a.plan for a in res.admitted}
+    if state is not None:
+        state.update(eta=dict(res.utility), lam=wl.prices.copy(), mu=pl.prices.copy())
     priced_out = [j for j in res.rejected if math.isfinite(seen[j])]
     last = max((r.end for r in plans.values()), default=None)
     return BatchResult(plans, last, {"accepted": len(plans), "rejected": len(res.rejected),

@@ -137,8 +137,30 @@ def batch_lp_bound(instance: Instance, jobs: list[int], tau: int, *, fixed_start
     return value, cols
 
 
+def round_dual(instance: Instance, jobs: list[int], tau: int, cfg: alg.Config = alg.MODEL) -> dict:
+    """Weak-duality diagnostic of one A_maxsche round (digest P7, ours): the algorithm's final
+    ``(eta, lambda, mu)`` and the dual objective (5) ``D_alg = sum eta + sum lambda W + sum mu P`` over
+    the window. When (5a) holds for every column, ``D_alg >= OPT_LP(4)``; with ``rule="model"`` and
+    exact costs it does for every fixed-start column (prices only grow during a round)."""
+    state: dict = {}
+    alg.a_maxsche(instance, jobs, tau, 2 * tau, cfg, state)
+    W, P = _caps(instance.W, tau), _caps(instance.P, tau)
+    state["value"] = (sum(state["eta"].values()) + float(np.where(W > 0, state["lam"] * W, 0).sum())
+                      + float(np.where(P > 0, state["mu"] * P, 0).sum()))
+    return state
+
+
+def column_cost(instance: Instance, col: Column, tau: int, lam: np.ndarray, mu: np.ndarray) -> float:
+    """Price of column ``col`` (the sums in (5a)) under window prices ``lam``, ``mu``."""
+    job = instance.jobs[col.job]
+    ts = range(col.run.start - tau - 1, col.run.end - tau)
+    return (sum(n * lam[s * instance.n_wtypes + job.worker_type, t] for s, n in col.run.workers for t in ts)
+            + sum(mu[col.run.ps * instance.n_ptypes + job.ps_type, t] for t in ts))
+
+
 def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["batch_lp_bound", "exact", "incumbent", "lower_bound", "price_column", "trivial_bound"]
+__all__ = ["batch_lp_bound", "column_cost", "exact", "incumbent", "lower_bound", "price_column",
+           "round_dual", "trivial_bound"]
