@@ -33,6 +33,9 @@ def test_exact_against_brute_force(seed):
     assert res.lower_bound == pytest.approx(f_star, rel=1e-6)        # F* (exact MILP) = enumeration
     assert res.objective >= bf_value - 1e-6                           # BF = best over all orders
     assert bf_value >= f_star - 1e-6
+    orders = cs.chain_orders(inst, cs.BF_LIMIT)
+    assert sorted(orders) == sorted(brute.chain_orders(inst))
+    assert res.objective == pytest.approx(bf_value, rel=1e-9)          # tiny: BF inside exact
     if res.status is SolveStatus.OPTIMAL:
         assert res.objective == pytest.approx(bf_value, rel=1e-6)
         assert res.info["model_objective_agrees"]
