@@ -170,12 +170,12 @@ def _check_jobs(inst: Instance) -> None:
     for j, job in enumerate(inst.jobs):
         if job.gpus > inst.n_gpus:
             fail(f"instance.jobs[{j}].gpus", f"{job.gpus} exceeds the cluster's {inst.n_gpus} GPUs")
-        n = inst.max_servers(j)
-        p = inst.max_contention if n >= 2 else 1
-        tau = inst.tau(j, n, p)
-        if tau > 1.0 or math.floor(1.0 / tau) < 1:
-            fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} > 1 slot at n={n}, p={p} "
-                 "(speed floor(1/tau) would be 0)")
+        for n in {inst.min_servers(j), inst.max_servers(j)}:  # tau grows with p, and with n >= 2
+            p = inst.max_contention if n >= 2 else 1
+            tau = inst.tau(j, n, p)
+            if tau > 1.0 or math.floor(1.0 / tau) < 1:
+                fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} > 1 slot at n={n}, p={p} "
+                     "(speed floor(1/tau) would be 0)")
 
 
 @dataclass(frozen=True)
