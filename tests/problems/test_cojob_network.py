@@ -40,7 +40,7 @@ def test_broken_instances(data):
     assert len(expected) >= 10
     for name, message in expected.items():
         with pytest.raises(InvalidInstance, match=None) as err:
-            load_instance(data / DIR / "broken" / f"{name}.json")
+            load_instance(data / DIR / "broken" / name)
         assert message in str(err.value), (name, str(err.value))
 
 
