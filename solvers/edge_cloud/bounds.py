@@ -8,13 +8,14 @@ import math
 import numpy as np
 
 from optsched.models.edge_cloud import (
-    Column, build_dual, build_exact, deadlines, extract_schedule, min_flow,
+    Column, build_batch, build_dual, build_exact, deadlines, extract_batch, extract_schedule, min_flow,
 )
 from optsched.problems.edge_cloud import Instance, Run, Schedule, verify
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
 from optsched.solvers.edge_cloud.baselines import fifo
 from optsched.solvers.highs import relax_integrality, solve_model
+from optsched.solvers.online import BatchResult, doubling_rounds, next_window
 
 LP_SIZE_LIMIT = 60_000  # job x server x slot cells above which lower_bound skips the LP
 
@@ -158,9 +159,30 @@ def column_cost(instance: Instance, col: Column, tau: int, lam: np.ndarray, mu: 
             + sum(mu[col.run.ps * instance.n_ptypes + job.ps_type, t] for t in ts))
 
 
+def a_online_exact_oracle(instance: Instance, *, fixed_start: bool = False, max_rounds: int = 40) -> Schedule:
+    """Algorithm 1's doubling rounds with A_maxsche replaced by an *exact* oracle for the batch
+    problem (3) (time-indexed MILP, HiGHS): a reference that separates the loss of the doubling
+    framework from that of the greedy pricing (digest P8). Not a method of the paper; tiny/small only."""
+    def batch(rnd, jobs):
+        model = build_batch(instance, jobs, rnd.tau, fixed_start=fixed_start)
+        if not len(model.J):                  # no job can use any slot of the window
+            return BatchResult({}, None)
+        rep = solve_model(model)
+        if rep.status is not SolveStatus.OPTIMAL:
+            raise RuntimeError(f"batch MILP of round {rnd.index}: {rep.status.value}")
+        runs = extract_batch(instance, model)
+        return BatchResult(runs, max((r.end for r in runs.values()), default=None))
+
+    out = doubling_rounds(list(range(len(instance.jobs))), arrival=lambda j: instance.jobs[j].arrival,
+                          schedule_batch=batch, window=next_window, max_rounds=max_rounds)
+    if out.unscheduled:
+        raise RuntimeError(f"exact oracle: job {out.unscheduled[0]} unscheduled")
+    return Schedule.single([out.plans[j] for j in range(len(instance.jobs))])
+
+
 def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["batch_lp_bound", "column_cost", "exact", "incumbent", "lower_bound", "price_column",
+__all__ = ["a_online_exact_oracle", "batch_lp_bound", "column_cost", "exact", "incumbent", "lower_bound", "price_column",
            "round_dual", "trivial_bound"]

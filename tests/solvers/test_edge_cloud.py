@@ -181,3 +181,13 @@ def test_errata_fig3_drf_beats_a_online_at_paper_like_scale(data):
     assert tct["drf"] < tct["a_online"]
     assert tct["preemptive_overhead"] < tct["a_online"] / 5
     assert tct["greedy_ect"] < tct["a_online"] / 5            # so A_online / OPT > 5 here
+
+
+def test_exact_oracle_rounds_are_feasible_and_not_below_opt():
+    """Doubling rounds with the exact batch MILP (3) as oracle (reference for digest P8)."""
+    from optsched.solvers.edge_cloud.bounds import a_online_exact_oracle
+    for seed in (0, 1):
+        inst = generate("tiny", seed)
+        value = verify(inst, a_online_exact_oracle(inst))
+        opt = solve(inst, "exact").objective
+        assert value >= opt - 1e-9
