@@ -45,13 +45,16 @@ def serial_schedule(inst: Instance) -> Schedule:
     return Schedule(tuple(plans))
 
 
-def safe_horizon(inst: Instance) -> int:
+def safe_horizon(inst: Instance, upper_bound: float | None = None) -> int:
     """T_max such that every optimal schedule completes all jobs by T_max + 1.
 
-    With S the cost of :func:`serial_schedule` and l_i = a_i + d_i^min (d^min of the fastest
-    schedule alone), an optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j."""
+    With S the cost of a feasible schedule (``upper_bound``, at most that of
+    :func:`serial_schedule`) and l_i = a_i + d_i^min (d^min of the fastest schedule alone), an
+    optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j."""
     serial = serial_schedule(inst)
     cost = sum(job.weight * p.completion for job, p in zip(inst.jobs, serial.plans))
+    if upper_bound is not None:
+        cost = min(cost, upper_bound)
     low = [job.arrival + p.duration for job, p in zip(inst.jobs, serial.plans)]
     total = sum(job.weight * l for job, l in zip(inst.jobs, low))
     return max(int(math.floor((cost - total + job.weight * l) / job.weight + TOL)) - 1
@@ -198,6 +201,26 @@ def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
                 terms = [m.G[j, h, r, t] for j in jobs if (j, h, r, t) in m.G]
                 if len(terms) > 1:
                     m.c.add(sum(terms) <= float(inst.cap[h, r]))  # M12
+    _aggregate_cuts(m, inst, conf, by_jk, slots)
+
+
+def _aggregate_cuts(m, inst: Instance, conf, by_jk, slots) -> None:
+    """M13 (ours, valid): per resource and slot, the running configurations' least total use
+    N e_m + z_p (one PS) fits the cluster's total capacity. Redundant for integer solutions; it
+    tightens the LP, which M11's big-M leaves weak."""
+    total = inst.cap.sum(axis=0)
+    for r in range(inst.n_res):
+        load: dict = {t: [] for t in slots}
+        for (j, k), ts in by_jk.items():
+            w, p, _, n, d = conf[j, k]
+            use = n * inst.e[w, r] + (inst.z[p, r] if inst.is_ps else 0.0)
+            if use > 0:
+                for t0 in ts:
+                    for t in range(t0, t0 + d):
+                        load[t].append(use * m.X[j, k, t0])
+        for t, terms in load.items():
+            if len(terms) > 1:
+                m.c.add(sum(terms) <= float(total[r]))
 
 
 def extract_plans(inst: Instance, m: pyo.ConcreteModel) -> dict:

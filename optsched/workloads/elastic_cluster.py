@@ -3,7 +3,7 @@
 Presets
 -------
 tiny
-    2-3 jobs, 2 servers, R = 2 (gpu, cpu), 2 worker and 2 PS types, D_j <= 3, W_j <= 6,
+    3 jobs arriving in slots 1-2, 2 servers, R = 2 (gpu, cpu), 2 worker and 2 PS types, D_j <= 3, W_j <= 6,
     durations of 1-8 slots (digest Sec. 7.1 "tiny"): brute-forcible, exact in about a second.
 small
     4 jobs, 2 servers, R = 2, 2 x 2 types, D_j <= 3 (digest Sec. 7.1 "small", shrunk so that the
@@ -52,7 +52,7 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     if preset == "paper":
         return paper(rng, **{"name": f"paper-{seed}", **overrides})
     arch = "ps" if seed % 2 == 0 else "allreduce"
-    size = {"tiny": dict(n_jobs=(2, 3)), "small": dict(n_jobs=(4, 4))}[preset]
+    size = {"tiny": dict(n_jobs=(3, 3), horizon=4), "small": dict(n_jobs=(4, 4))}[preset]
     return random_small(rng, **{"architecture": arch, **size, "name": f"{preset}-{seed}",
                                 **overrides})
 
@@ -64,7 +64,7 @@ def random_small(rng: np.random.Generator, architecture: str = "ps", n_jobs=(2, 
     v ~ U[0.3, 1.0], U ~ U[0.05, 0.3] slots, comm 2 pi/b ~ 0.05..0.75 slots, a ~ U{1..horizon/2},
     w ~ U{1..9}."""
     ps = architecture == "ps"
-    capacity = tuple((float(rng.integers(2, 5)), float(rng.integers(3, 7)))
+    capacity = tuple((float(rng.integers(2, 4)), float(rng.integers(3, 6)))
                      for _ in range(n_servers))
     workers = tuple(NodeType((float(g), float(rng.integers(1, 3))), float(rng.integers(1, 4)))
                     for g in (1, 2))

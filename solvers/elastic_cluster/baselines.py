@@ -35,7 +35,15 @@ TOL = 1e-9
 
 
 def ideal_types(inst: Instance, j: int) -> tuple[int, int]:
-    """(m*, p*) maximising rho(q=0); p* = -1 for all-reduce; ties to the lower index."""
+    """(m*, p*) maximising rho(q=0) among the types of which one worker (+ one PS) fits an idle
+    server or the cluster; p* = -1 for all-reduce; ties to the lower index. Cached per instance."""
+    cache = inst.__dict__.setdefault("_ideal_types", {})
+    if j not in cache:
+        cache[j] = _ideal_types(inst, j)
+    return cache[j]
+
+
+def _ideal_types(inst: Instance, j: int) -> tuple[int, int]:
     n = inst.jobs[j].chunks
     pairs = [(m, p) for m in range(len(inst.worker_types))
              for p in (range(len(inst.ps_types)) if inst.is_ps else (-1,))]
@@ -68,21 +76,20 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
         return (tuple(n if k == h else 0 for k in range(H)),
                 tuple(1 if k == h and inst.is_ps else 0 for k in range(H)), 1)
     pos = e > 0
-    caps = np.floor((free[:, pos] + TOL) / e[pos]).min(axis=1).clip(min=0).astype(int)
-    y, left = np.zeros(H, dtype=int), n
-    for h in range(H):
-        y[h] = min(caps[h], left)
-        left -= y[h]
-    if left > 0:
+    caps = np.floor((free[:, pos] + TOL) / e[pos]).min(axis=1).clip(min=0)
+    before = np.cumsum(caps) - caps
+    y = np.clip(n - before, 0, caps).astype(int)
+    if y.sum() < n:
         return None
     if not inst.is_ps:
         return tuple(int(v) for v in y), (0,) * H, 0
-    for h in range(H):
-        s = inst.ps_needed(m, p, n - int(y[h]))
-        if (free[h] - y[h] * e - s * z >= -TOL).all():
-            ps = tuple(s if k == h else 0 for k in range(H))
-            return tuple(int(v) for v in y), ps, 0
-    return None
+    b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
+    s = np.maximum(1, np.ceil((n - y) * b / big_b - 1e-9))
+    room = (free - y[:, None] * e[None, :] - s[:, None] * z[None, :] >= -TOL).all(axis=1)
+    if not room.any():
+        return None
+    h = int(np.argmax(room))
+    return tuple(int(v) for v in y), tuple(int(s[h]) if k == h else 0 for k in range(H)), 0
 
 
 class Timeline:
@@ -134,8 +141,12 @@ def fifo(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> O
     for j in sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j)):
         m, p = ideal_types(inst, j)
         t = max(prev, inst.jobs[j].arrival)
-        while (plan := _try_start(inst, line, j, m, p, counts[j], t)) is None:
-            t += 1
+        # capacity only frees up when a job completes: try t, then the later completions
+        ends = sorted({pl.completion for pl in plans if pl is not None and pl.completion > t})
+        for t in [t] + ends:
+            plan = _try_start(inst, line, j, m, p, counts[j], t)
+            if plan is not None:
+                break
         line.take(plan)
         plans[j], prev = plan, t
     return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE, info={"n_fix": counts})
@@ -159,7 +170,10 @@ def drf(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Ou
                     line.take(plan)
                     plans[j] = plan
                     break
-        t += 1
+        # next event: an arrival or a completion after t
+        events = [job.arrival for job in inst.jobs if job.arrival > t]
+        events += [pl.completion for pl in plans if pl is not None and pl.completion > t]
+        t = min(events) if events else t + 1
     return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE)
 
 
@@ -210,7 +224,10 @@ def _simulate(inst: Instance, seed: int, order_fn) -> Outcome:
                     waited[j] += 1
                     continue
                 placed[j] = got
-            use = _usage(inst, Plan(t, 1, m, p, placed[j][2], placed[j][0], placed[j][1]))
+            if len(placed[j]) == 3:
+                use = _usage(inst, Plan(t, 1, m, p, placed[j][2], placed[j][0], placed[j][1]))
+                placed[j] = placed[j] + (use,)
+            use = placed[j][3]
             if (free - use < -TOL).any():
                 waited[j] += 1
                 continue

@@ -237,7 +237,7 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
             found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, ratio, literal)
             if found is not None:
                 cost, y, sv = found
-                best.offer(cost, lambda: SubPlan(s + 1, length, m, p, 0,
+                best.offer(cost, lambda: SubPlan(int(s) + 1, length, m, p, 0,
                                                  tuple(int(v) for v in y),
                                                  tuple(int(v) for v in sv)))
                 if best.cost <= 0:
@@ -245,81 +245,107 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
     return best
 
 
-def _max_ps(wm_n: np.ndarray, z: np.ndarray, used: np.ndarray) -> np.ndarray:
-    """s_hat = min_r floor((omega_n^r - used^r) / z^r) over r with z^r > 0, per row of ``used``."""
+def _max_ps(wm: np.ndarray, z: np.ndarray, g: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """s_hat[n, g] = min_r floor((omega_n^r - g e^r) / z^r) over r with z^r > 0 (shape H x G)."""
     pos = z > 0
     if not pos.any():
-        return np.full(used.shape[0], np.inf)
-    return np.floor((wm_n[None, pos] - used[:, pos] + TOL) / z[pos]).min(axis=1)
+        return np.full((wm.shape[0], len(g)), 10.0 ** 9)
+    left = wm[:, None, pos] - g[None, :, None] * e[None, None, pos]
+    return np.floor((left + TOL) / z[pos]).min(axis=2)
+
+
+class _Fill:
+    """The greedy fill of workers over servers sorted by Omega: F(R) is the cheapest cost of R
+    workers (piecewise linear with breakpoints at the cumulative caps)."""
+
+    def __init__(self, omega_cost: np.ndarray, caps: np.ndarray):
+        self.order = np.argsort(omega_cost, kind="stable")
+        self.c = caps[self.order]
+        self.cum = np.concatenate([[0.0], np.cumsum(self.c)])
+        self.val = np.concatenate([[0.0], np.cumsum(self.c * omega_cost[self.order])])
+        self.pos = np.empty_like(self.order)
+        self.pos[self.order] = np.arange(len(self.order))
+
+    def cost(self, amount) -> np.ndarray:
+        return np.interp(amount, self.cum, self.val)
+
+
+def _ps_need(n_workers: int, g: np.ndarray, ratio: float, s_hat: np.ndarray, literal: bool):
+    """(PS count, feasible) for g workers on the PS server: fix #11 s = max(1, ceil((N-g) b/B))
+    feasible iff s_hat >= s; ``literal``: feasible iff s_hat B >= (N-g) b, s = min(s_hat, ceil)."""
+    raw = np.ceil((n_workers - g) * ratio - TOL)
+    if literal:
+        return np.minimum(s_hat, raw[None, :]), s_hat >= ((n_workers - g) * ratio - TOL)[None, :]
+    need = np.maximum(1.0, raw)[None, :].repeat(s_hat.shape[0], axis=0)
+    return need, s_hat >= need
 
 
 def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
-    """Alg. 4 lines 6-22 for one (m', p', L, t^-): returns (cost, y, s) of the first strictly
-    cheapest PS server n (in Omega order) or None."""
-    H = len(caps)
-    order = np.argsort(omega_cost, kind="stable")
-    best = None
-    pre = _greedy_fill(order, caps, n_workers)  # servers before n are filled exactly like this
-    c_sorted = caps[order]
-    filled_before = np.concatenate([[0.0], np.cumsum(c_sorted)[:-1]])
-    for pos in range(H):
-        n = order[pos]
-        remaining = max(0, n_workers - int(filled_before[pos]))
-        y_hat = int(min(caps[n], remaining))
-        g_all = np.arange(y_hat + 1)
-        s_hat = _max_ps(wm[n], z, g_all[:, None] * e[None, :])
-        need = np.ceil((n_workers - g_all) * ratio - TOL).astype(int)
-        if literal:  # paper: feasible iff s_hat B >= (N-g) b; s = min(s_hat, ceil(...))
-            ok = s_hat >= (n_workers - g_all) * ratio - TOL
-            need = np.minimum(np.minimum(s_hat, 10**9), need).astype(int)
-        else:  # fix #11: s = max(1, ceil((N-g) b/B)), feasible iff s_hat >= s
-            need = np.maximum(1, need)
-            ok = s_hat >= need
-        if not ok.any():
-            continue  # y_n = y_hat, s_n = 0: rejected by the s >= 1 check
-        g = int(g_all[ok][-1])  # the largest feasible g wins (the loop overwrites)
-        if need[g] < 1:
-            continue  # literal version: g = N gives s = 0, rejected
-        y = pre.copy()
-        y[order[pos:]] = 0
-        y[n] = g
-        rest = _greedy_fill(order[pos + 1:], caps, remaining - g) if pos + 1 < H else np.zeros(H)
-        y = y + rest
-        if y.sum() < n_workers:
-            continue
-        sv = np.zeros(H)
-        sv[n] = need[g]
-        cost = float(y @ omega_cost + need[g] * psi_cost[n])
-        if best is None or cost < best[0]:
-            best = (cost, y, sv)
-    return best
+    """Alg. 4 lines 6-22 for one (m', p', L, t^-), vectorised over the PS-server position: servers
+    before n (in Omega order) filled to capacity, on n the largest feasible g, the rest greedily
+    after n. Returns (cost, y, s) of the first strictly cheapest n, or None."""
+    fill = _Fill(omega_cost, caps)
+    H, order = len(caps), fill.order
+    before = fill.cum[:-1]                                  # capacity of positions < pos
+    remaining = np.maximum(0.0, n_workers - before)
+    y_hat = np.minimum(fill.c, remaining)
+    g = np.arange(n_workers + 1, dtype=float)
+    s_hat = _max_ps(wm[order], z, g, e)
+    need, ok = _ps_need(n_workers, g, ratio, s_hat, literal)
+    ok &= g[None, :] <= y_hat[:, None]
+    has = ok.any(axis=1)
+    g_star = np.where(has, n_workers - np.argmax(ok[:, ::-1], axis=1), 0).astype(int)
+    s_star = need[np.arange(H), g_star]
+    rest = remaining - g_star
+    after = fill.cum[-1] - fill.cum[1:]                    # capacity of positions > pos
+    feasible = has & (s_star >= 1) & (after >= rest - TOL)
+    through = fill.cum[1:]
+    cost = (fill.cost(np.minimum(n_workers, before)) + g_star * omega_cost[order]
+            + s_star * psi_cost[order] + fill.cost(through + rest) - fill.cost(through))
+    cost = np.where(feasible, cost, math.inf)
+    k = int(np.argmin(cost))
+    if not np.isfinite(cost[k]):
+        return None
+    y = np.zeros(H)
+    y[order[:k]] = _greedy_fill(np.arange(k), fill.c, n_workers)[:k] if k else 0
+    y[order[k]] = g_star[k]
+    if rest[k] > 0:
+        tail = np.arange(k + 1, H)
+        y[order[tail]] = _greedy_fill(np.arange(len(tail)), fill.c[tail], int(rest[k]))
+    sv = np.zeros(H)
+    sv[order[k]] = s_star[k]
+    return float(cost[k]), y, sv
 
 
 def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
-    """Exact variant: enumerate the PS server n and the workers g on it (digest Sec. 4.5)."""
+    """Exact variant (digest Sec. 4.5): every PS server n and workers g on it, minimal PS count,
+    the other N - g workers greedily by Omega on the servers != n (transportation problem):
+    F_{-n}(R) = F(R) if R <= (caps before n) else F(R + c_n) - c_n Omega_n."""
+    fill = _Fill(omega_cost, caps)
     H = len(caps)
-    order = np.argsort(omega_cost, kind="stable")
-    best = None
-    for n in range(H):
-        g_all = np.arange(int(min(caps[n], n_workers)) + 1)
-        need = np.maximum(1, np.ceil((n_workers - g_all) * ratio - TOL).astype(int))
-        s_hat = _max_ps(wm[n], z, g_all[:, None] * e[None, :])
-        others = caps.copy()
-        others[n] = 0
-        if others.sum() < n_workers - g_all[-1]:
-            continue
-        for g in g_all[s_hat >= need]:
-            rest = _greedy_fill(order, others, n_workers - int(g))
-            if rest.sum() < n_workers - g:
-                continue
-            cost = float(rest @ omega_cost + g * omega_cost[n] + need[g] * psi_cost[n])
-            if best is None or cost < best[0]:
-                y = rest.copy()
-                y[n] = g
-                sv = np.zeros(H)
-                sv[n] = need[g]
-                best = (cost, y, sv)
-    return best
+    g = np.arange(n_workers + 1, dtype=float)
+    s_hat = _max_ps(wm, z, g, e)
+    need, ok = _ps_need(n_workers, g, ratio, s_hat, False)
+    ok &= g[None, :] <= caps[:, None]
+    amount = n_workers - g[None, :]                       # H x G
+    c_n = caps[:, None]
+    start = fill.cum[fill.pos][:, None]                   # caps before n in the sorted order
+    rest = np.where(amount <= start, fill.cost(amount),
+                    fill.cost(amount + c_n) - c_n * omega_cost[:, None])
+    ok &= fill.cum[-1] - c_n >= amount - TOL
+    cost = np.where(ok, rest + g[None, :] * omega_cost[:, None] + need * psi_cost[:, None],
+                    math.inf)
+    flat = int(np.argmin(cost))
+    n, gg = divmod(flat, n_workers + 1)
+    if not np.isfinite(cost[n, gg]):
+        return None
+    others = caps.copy()
+    others[n] = 0
+    y = _greedy_fill(fill.order, others, n_workers - gg)
+    y[n] = gg
+    sv = np.zeros(H)
+    sv[n] = need[n, gg]
+    return float(cost[n, gg]), y, sv
 
 
 # ---------------------------------------------------------------------------------- per job

@@ -1,0 +1,132 @@
+"""elastic_cluster problem layer: JSON, validation, and verify against hand-made violations."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.problems.elastic_cluster import (
+    Instance, Job, NodeType, Plan, Schedule, verify, verify_preemptive,
+)
+from optsched.workloads.elastic_cluster import generate
+
+
+def toy(architecture: str = "ps") -> Instance:
+    """Digest Sec. 5.2 item 7 (paper Sec. 1): one server with 3 GPUs, worker types A (1 GPU,
+    v = 3 slots) and B (2 GPUs, v = 2), U = pi = 0, two unit jobs with W = 1 arriving at slot 1.
+    A second resource (cpu, ample) carries the PS."""
+    ps = (NodeType((0.0, 1.0), 10.0),) if architecture == "ps" else ()
+    update = (0.0,)
+    job = Job(arrival=1, weight=1.0, epochs=1, chunks=1, batches=1, compute=(3.0, 2.0),
+              update=update, grad_size=0.0)
+    return Instance(architecture, ("gpu", "cpu"), ((3.0, 10.0),),
+                    (NodeType((1.0, 1.0), 1.0), NodeType((2.0, 1.0), 1.0)), ps, (job, job),
+                    horizon=4)
+
+
+def toy_opt(inst: Instance) -> Schedule:
+    p = 0 if inst.is_ps else -1
+    s = (1,) if inst.is_ps else (0,)
+    return Schedule((Plan(1, 2, 1, p, 1, (1,), s), Plan(1, 3, 0, p, 1, (1,), s)))
+
+
+@pytest.mark.parametrize("arch", ["ps", "allreduce"])
+def test_toy_optimum_value_is_7(arch):
+    inst = toy(arch)
+    assert verify(inst, toy_opt(inst)) == 7.0
+    p = 0 if inst.is_ps else -1
+    s = (1,) if inst.is_ps else (0,)
+    both_b = Schedule((Plan(1, 2, 1, p, 1, (1,), s), Plan(3, 2, 1, p, 1, (1,), s)))
+    assert verify(inst, both_b) == 8.0  # sequentially on B: 3 + 5
+    clash = Schedule((Plan(1, 2, 1, p, 1, (1,), s), Plan(1, 2, 1, p, 1, (1,), s)))
+    with pytest.raises(InfeasibleSchedule, match=r"server 0 resource gpu slot 1: 4 > 3"):
+        verify(inst, clash)
+
+
+def test_json_round_trip_both_architectures():
+    for seed in range(4):
+        for preset in ("tiny", "small"):
+            inst = generate(preset, seed)
+            assert Instance.from_dict(json.loads(json.dumps(inst.to_dict()))) == inst
+    sched = toy_opt(toy())
+    assert Schedule.from_dict(json.loads(json.dumps(sched.to_dict()))) == sched
+
+
+def test_python_built_instances_are_validated():
+    inst = toy()
+    with pytest.raises(InvalidInstance, match=r"jobs\[0\].weight"):
+        dataclasses.replace(inst, jobs=(dataclasses.replace(inst.jobs[0], weight=-1.0),))
+    with pytest.raises(InvalidInstance, match="ps_types: must be empty"):
+        dataclasses.replace(inst, architecture="allreduce")
+
+
+def test_schedule_validation_names_field():
+    bad = toy_opt(toy()).to_dict()
+    bad["jobs"][1]["workers"] = [-1]
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[1\].workers\[0\]"):
+        Schedule.from_dict(bad)
+
+
+def two_server_ps() -> Instance:
+    job = Job(arrival=2, weight=2.0, epochs=1, chunks=3, batches=2, compute=(0.5, 0.5),
+              update=(0.1,), grad_size=0.2)
+    return Instance("ps", ("gpu", "cpu"), ((2.0, 4.0), (2.0, 4.0)),
+                    (NodeType((1.0, 1.0), 2.0), NodeType((2.0, 1.0), 1.0)),
+                    (NodeType((0.0, 1.0), 2.0),), (job,), horizon=4)
+
+
+GOOD = Plan(2, 3, 0, 0, 0, (2, 1), (1, 0))  # 3 workers, rho(q=0) = 1/(0.5+0.1+0.2): 3*3/0.8 >= 6
+
+
+@pytest.mark.parametrize("plan, message", [
+    (dataclasses.replace(GOOD, start=1), r"\(2j\) job 0: starts at 1 before its arrival 2"),
+    (dataclasses.replace(GOOD, workers=(2, 2)), r"\(2g\) job 0: 4 workers > D_j = 3"),
+    (dataclasses.replace(GOOD, colocated=1), r"\(2d\) job 0: q_j = 1 but it uses servers \[0, 1\]"),
+    (dataclasses.replace(GOOD, ps=(0, 0)), r"\(2e\) job 0: has no PS"),
+    (dataclasses.replace(GOOD, ps=(0, 1), workers=(2, 1)), r"\(2i\) job 0 server 1"),
+    (dataclasses.replace(GOOD, duration=1), r"\(2f\) job 0: 1 slots x 3 workers"),
+    (dataclasses.replace(GOOD, worker_type=5), r"\(2b\) job 0: worker type 5"),
+    (dataclasses.replace(GOOD, ps_type=3), r"\(2c\) job 0: PS type 3"),
+    (dataclasses.replace(GOOD, workers=(0, 0)), r"\(2f\) job 0: has no worker"),
+    (dataclasses.replace(GOOD, worker_type=1, workers=(2, 1), duration=4),
+     r"\(2h\) server 0 resource gpu slot 2: 4 > 2"),
+    (dataclasses.replace(GOOD, segments=((2, 2), (4, 5))), r"\(2a\) job 0: preempted"),
+])
+def test_verify_names_the_violated_equation(plan, message):
+    inst = two_server_ps()
+    assert verify(inst, Schedule((GOOD,))) == 2.0 * 5
+    with pytest.raises(InfeasibleSchedule, match=message):
+        verify(inst, Schedule((plan,)))
+
+
+def test_verify_job_count_and_allreduce_rules():
+    inst = toy("allreduce")
+    with pytest.raises(InfeasibleSchedule, match=r"\(2a\) schedule has 1 jobs"):
+        verify(inst, Schedule(toy_opt(inst).plans[:1]))
+    with pytest.raises(InfeasibleSchedule, match=r"\(15\) job 0: all-reduce jobs have no PS"):
+        verify(inst, Schedule((Plan(1, 2, 1, 0, 1, (1,), (1,)), toy_opt(inst).plans[1])))
+
+
+def test_allreduce_rate_depends_on_worker_count():
+    # (14): Phi workers each at 1/(v + (Phi-1)/Phi * c); with c = 2v two workers are no faster
+    job = Job(arrival=1, weight=1.0, epochs=1, chunks=2, batches=4, compute=(1.0,), update=(2.0,),
+              grad_size=0.0)
+    inst = Instance("allreduce", ("gpu",), ((4.0,),), (NodeType((1.0,), 1.0),), (), (job,),
+                    horizon=2)
+    assert verify(inst, Schedule((Plan(1, 8, 0, -1, 1, (1,), (0,)),))) == 9.0  # 1 worker: 8 slots
+    with pytest.raises(InfeasibleSchedule, match=r"\(2f\)"):
+        verify(inst, Schedule((Plan(1, 7, 0, -1, 1, (2,), (0,)),)))  # 2 workers: rate 2/2 = 1
+    assert verify(inst, Schedule((Plan(1, 8, 0, -1, 1, (2,), (0,)),))) == 9.0
+
+
+def test_verify_preemptive_counts_overhead():
+    inst = two_server_ps()
+    # 3 workers x 1.25 per slot = 3.75 per slot; segments 2-2 and 4-4 give (2 - 0.5) * 3.75 < 6
+    short = dataclasses.replace(GOOD, duration=2, segments=((2, 2), (4, 4)))
+    with pytest.raises(InfeasibleSchedule, match=r"\(2f\)"):
+        verify_preemptive(inst, Schedule((short,)), overhead=0.5)
+    ok = dataclasses.replace(GOOD, duration=3, segments=((2, 2), (4, 5)))
+    assert verify_preemptive(inst, Schedule((ok,)), overhead=0.5) == 2.0 * 6
