@@ -18,6 +18,9 @@ from typing import Iterator
 
 from optsched.errors import OptschedError
 
+#: Seconds to wait for a Dask scheduler to answer.
+CONNECT_TIMEOUT = 30
+
 
 class InlineExecutor(Executor):
     """Runs each task synchronously in the calling process (no pickling, no start-up cost)."""
@@ -54,7 +57,8 @@ def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
     # forkserver: workers start from a clean interpreter (no inherited threads or solver state)
     # yet cheaply, importing optsched once in the server.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["optsched.experiments.ratios"])
+    ctx.set_forkserver_preload(["optsched.experiments.ratios", "pyomo.environ",
+                                "optsched.solvers.highs"])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
         yield pool
@@ -75,7 +79,7 @@ def _dask_executor(scheduler) -> Iterator[Executor]:
     own = not isinstance(scheduler, Client)
     if own:
         try:
-            client = Client(scheduler, timeout=30)
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as exc:
             raise OptschedError(f"--scheduler: cannot connect to {scheduler}: {exc}") from None
     else:

@@ -103,8 +103,8 @@ def plot_compare(rows: list[dict], path: str | Path, family: str, reference: str
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(names) + 2), 3.8))
     ax.bar(range(len(names)), means, color=colors, yerr=[lo, hi], capsize=3)
     for x, (m, v) in enumerate(zip(means, (methods[n] for n in names))):
-        ax.annotate(f"{m:.2f}" if v else "n/a", (x, m), ha="center", va="bottom", fontsize=8,
-                    xytext=(0, 2), textcoords="offset points")
+        ax.annotate(f"{m:.2f}" if v else "n/a", (x, m / 2 if v else 0), ha="center",
+                    va="center" if v else "bottom", fontsize=8, color="white" if v else "black")
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle=":")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_ylabel(ylabel or f"objective / {reference}")

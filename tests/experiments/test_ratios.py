@@ -1,0 +1,252 @@
+"""run_ratios: row contents, invariant checks, resume, SIGKILL + restart, table, skipped families."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from optsched.experiments import ratios
+from optsched.experiments.ratios import ROW_KEYS, format_table, run_ratios
+from optsched.experiments.store import read_rows, row_key
+from optsched.experiments.table import DETERMINISTIC_FIELDS, summarize
+from optsched.registry import FAMILIES
+from optsched.result import Outcome, SolveStatus
+
+from .conftest import FAMILY, KEEP
+
+RUN = dict(families=[FAMILY], seeds=2, progress=False)
+
+
+def _by(rows, method):
+    return [r for r in rows if r["method"] == method]
+
+
+def test_rows_have_the_keys_and_hold_the_invariants(hetero, tmp_path):
+    rows = run_ratios(**RUN, out=tmp_path)
+    assert len(rows) == 2 * len(KEEP)
+    for row in rows:
+        assert tuple(row) == ROW_KEYS
+        assert set(row["versions"]) >= {"optsched", "pyomo", "highspy"}
+        assert row["status"] not in ("error", "violation"), row
+        assert row["opt"] is not None and row["time_limit"] == ratios.DEFAULT_TIME_LIMIT
+    for row in _by(rows, "hare"):
+        assert row["kind"] == "algorithm" and row["checks"]["verified"] is True
+        assert row["checks"]["opt_le_alg"] is True and row["ratio"] >= 1 - 1e-9
+        assert row["ratio"] == pytest.approx(row["objective"] / row["opt"])
+        assert row["guarantee"] is not None and row["checks"]["within_guarantee"] is True
+    for row in _by(rows, "lower_bound"):
+        assert row["ratio"] == pytest.approx(row["lower_bound"] / row["opt"])
+        assert row["checks"]["lb_le_opt"] is True and row["objective"] is None
+    for row in _by(rows, "exact"):
+        assert row["status"] == "optimal" and row["ratio"] is None
+        assert row["opt"] == row["objective"]
+    assert [r["method"] for r in rows[:len(KEEP)]][0] == "exact"
+    # files
+    stored = read_rows(tmp_path / "results.jsonl")
+    assert sorted(map(row_key, stored)) == sorted(map(row_key, rows))
+    assert (tmp_path / "summary.csv").read_text().startswith("family,method,kind,instances")
+    assert (tmp_path / "ratios.png").stat().st_size > 1000
+
+
+def test_resume_skips_finished_rows(hetero, tmp_path, monkeypatch):
+    first = run_ratios(**RUN, out=tmp_path)
+    path = tmp_path / "results.jsonl"
+    lines = path.read_text().splitlines()
+    # everything finished: no task runs at all
+    real = ratios.run_instance
+    monkeypatch.setattr(ratios, "run_instance", lambda task: pytest.fail(f"re-ran {task}"))
+    again = run_ratios(**RUN, out=tmp_path)
+    assert again == first and path.read_text().splitlines() == lines
+    monkeypatch.setattr(ratios, "run_instance", real)
+    # drop one algorithm row: only that row is redone, the stored exact optimum is reused
+    hetero_mod = hetero.module
+    dropped = [ln for ln in lines if json.loads(ln)["method"] == "hare"][0]
+    path.write_text("\n".join(ln for ln in lines if ln != dropped) + "\n")
+    calls = []
+    original = hetero_mod.METHODS
+
+    def spy(entry):
+        def func(inst, **kw):
+            calls.append(entry.name)
+            return entry.func(inst, **kw)
+        return dataclasses.replace(entry, func=func)
+
+    monkeypatch.setattr(hetero_mod, "METHODS", tuple(spy(m) for m in original))
+    resumed = run_ratios(**RUN, out=tmp_path)
+    assert calls == ["hare"]
+    assert len(path.read_text().splitlines()) == len(lines)
+    assert _strip(resumed) == _strip(first)
+
+
+def _strip(rows):
+    return [{k: v for k, v in r.items() if k != "runtime_s"} for r in rows]
+
+
+def test_sigkill_and_restart_loses_and_duplicates_nothing(hetero, tmp_path):
+    seeds = 8
+    out = tmp_path / "killed"
+    code = (f"import optsched.solvers.{FAMILY} as m; "
+            f"m.METHODS = tuple(x for x in m.METHODS if x.name in {KEEP!r}); "
+            "from optsched.experiments.ratios import run_ratios; "
+            f"run_ratios(families=[{FAMILY!r}], seeds={seeds}, out={str(out)!r}, progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    path = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            if path.exists() and len(path.read_bytes().splitlines()) >= 3:
+                break
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    n_before = len(read_rows(path))
+    assert 3 <= n_before < seeds * len(KEEP)
+    with path.open("ab") as fh:                      # the worst a SIGKILL can leave: a torn line
+        fh.write(b'{"family": "hetero_gpu", "preset": "tiny", "seed": 0, "meth')
+    rows = run_ratios(families=[FAMILY], seeds=seeds, out=out, progress=False)
+    lines = path.read_text().splitlines()
+    keys = [row_key(json.loads(line)) for line in lines]
+    assert len(keys) == len(set(keys)) == len(rows) == seeds * len(KEEP)
+    reference = run_ratios(families=[FAMILY], seeds=seeds, out=tmp_path / "ref", progress=False)
+    assert _summary(rows) == _summary(reference)
+    assert _strip(rows) == _strip(reference)
+    assert (out / "summary.csv").read_text().count("\n") == len(KEEP) + 1
+
+
+def _summary(rows):
+    return [{k: s[k] for k in DETERMINISTIC_FIELDS} for s in summarize(rows)]
+
+
+def test_bad_schedule_is_a_violation_not_swallowed(hetero):
+    from optsched.problems.hetero_gpu import Schedule
+
+    good = next(m for m in hetero.module.METHODS if m.name == "hare").func
+
+    def broken(inst, **kw):
+        out = good(inst, **kw)
+        runs = tuple(dataclasses.replace(t, gpu=0, start=0.0) for t in out.schedule.runs)
+        return dataclasses.replace(out, schedule=Schedule(runs))
+
+    hetero("hare", func=broken)
+    rows = run_ratios(**RUN)
+    bad = _by(rows, "hare")
+    assert all(r["status"] == "violation" and r["checks"]["verified"] is False for r in bad)
+    assert all(r["error"].startswith("InfeasibleSchedule: (") for r in bad)
+    table = format_table(rows)
+    line = next(ln for ln in table.splitlines() if ln.startswith(f"{FAMILY}  ") and " hare " in ln)
+    assert line.split()[-4] == "2"                   # viol column
+    assert "VIOLATIONS" in table and "hetero_gpu/hare tiny seed 0: InfeasibleSchedule" in table
+
+
+def test_ratio_above_guarantee_is_marked(hetero):
+    hetero("sched_allox", guarantee=lambda inst: 1.0)
+    rows = run_ratios(**RUN)
+    over = [r for r in _by(rows, "sched_allox") if r["ratio"] > 1 + 1e-9]
+    assert over, "sched_allox is optimal on both instances: pick other seeds"
+    assert all(r["checks"]["within_guarantee"] is False for r in over)
+    table = format_table(rows)
+    line = next(ln for ln in table.splitlines() if "sched_allox" in ln)
+    assert f"1 !{len(over)}" in line
+    assert "above the claimed guarantee" in table
+
+
+def test_lower_bound_above_opt_is_a_violation(hetero):
+    good = next(m for m in hetero.module.METHODS if m.name == "lower_bound").func
+
+    def too_high(inst, **kw):
+        out = good(inst, **kw)
+        return dataclasses.replace(out, lower_bound=out.lower_bound * 2 + 1)
+
+    hetero("lower_bound", func=too_high)
+    rows = run_ratios(**RUN)
+    assert all(r["checks"]["lb_le_opt"] is False for r in _by(rows, "lower_bound"))
+    assert "lb_le_opt false" in format_table(rows)
+
+
+def test_exact_time_out_is_never_optimal(hetero):
+    exact = next(m for m in hetero.module.METHODS if m.name == "exact").func
+
+    def timed_out(inst, **kw):
+        out = exact(inst, **kw)
+        return dataclasses.replace(out, status=SolveStatus.TIME_LIMIT)
+
+    hetero("exact", func=timed_out)
+    rows = run_ratios(**RUN)
+    assert all(r["opt"] is None and r["ratio"] is None for r in rows)
+    summary = {s["method"]: s for s in summarize(rows)}
+    assert summary["exact"]["timeouts"] == 2 and summary["hare"]["measured"] == 0
+    assert "time-outs: exact hit its time limit on 2 instance(s)" in format_table(rows)
+
+
+def test_exception_is_a_failure_row_and_is_redone(hetero, tmp_path):
+    def boom(inst, **kw):
+        raise RuntimeError("boom")
+
+    good = next(m for m in hetero.module.METHODS if m.name == "gavel_fifo").func
+    hetero("gavel_fifo", func=boom)
+    rows = run_ratios(**RUN, out=tmp_path)
+    failed = _by(rows, "gavel_fifo")
+    assert all(r["status"] == "error" and "RuntimeError: boom" in r["error"] for r in failed)
+    assert "failures:" in format_table(rows)
+    hetero("gavel_fifo", func=good)
+    rows = run_ratios(**RUN, out=tmp_path)
+    assert all(r["status"] == "feasible" for r in _by(rows, "gavel_fifo"))
+    assert len(read_rows(tmp_path / "results.jsonl")) == len(rows)
+
+
+def test_missing_family_is_skipped_and_reported(hetero, monkeypatch):
+    monkeypatch.setitem(FAMILIES, "no_such_family", "a family whose modules do not exist")
+    rows = run_ratios(families=[FAMILY, "no_such_family"], seeds=1, progress=False)
+    skipped = [r for r in rows if r["status"] == "skipped"]
+    assert [r["family"] for r in skipped] == ["no_such_family"]
+    assert "skipped family no_such_family: ModuleNotFoundError" in format_table(rows)
+    assert all(r["family"] == FAMILY for r in rows if r["status"] != "skipped")
+
+
+def test_unknown_preset_is_a_user_error(hetero):
+    from optsched.errors import InvalidInstance
+
+    with pytest.raises(InvalidInstance, match="no preset 'huge'"):
+        run_ratios(families=[FAMILY], preset="huge", seeds=1, progress=False)
+
+
+def test_format_table_layout():
+    row = dict.fromkeys(ROW_KEYS)
+    rows = [
+        {**row, "family": "f", "preset": "tiny", "seed": 0, "method": "exact", "kind": "exact",
+         "status": "optimal", "objective": 10.0, "opt": 10.0, "runtime_s": 0.5, "checks": {}},
+        {**row, "family": "f", "preset": "tiny", "seed": 0, "method": "alg", "kind": "algorithm",
+         "status": "feasible", "objective": 12.0, "opt": 10.0, "ratio": 1.2, "guarantee": 1.5,
+         "runtime_s": 0.1, "checks": {"within_guarantee": True}},
+        {**row, "family": "f", "preset": "tiny", "seed": 0, "method": "lb", "kind": "bound",
+         "status": "optimal", "lower_bound": 8.0, "opt": 10.0, "ratio": 0.8, "runtime_s": 0.2,
+         "checks": {"lb_le_opt": True}},
+    ]
+    lines = format_table(rows).splitlines()
+    assert lines[0].split()[:4] == ["family", "method", "kind", "n"]
+    for name in ("ALG/OPT mean", "guarantee", "LB/OPT mean", "viol", "fail", "t/o"):
+        assert name in lines[0]
+    alg = lines[3].split()
+    assert alg[:4] == ["f", "alg", "algorithm", "1"] and alg[4:7] == ["1.2000", "1.2000", "1.5"]
+    lb = lines[4].split()
+    assert lb[:6] == ["f", "lb", "bound", "1", "0.8000", "0.8000"]
+    assert "3 rows, 1 instances" in format_table(rows)
+    assert all(len(ln) == len(ln.rstrip()) for ln in lines)
+
+
+def test_progress_bar_only_when_asked(hetero, capsys):
+    run_ratios(**{**RUN, "seeds": 1})
+    assert capsys.readouterr().err == ""             # stderr is not a terminal under pytest
+    run_ratios(**{**RUN, "seeds": 1, "progress": True})
+    assert "1/1" in capsys.readouterr().err

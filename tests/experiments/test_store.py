@@ -1,0 +1,68 @@
+"""The resumable JSONL store: partial lines, first-row-wins, error rows redone, folder lock."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from optsched.errors import OptschedError
+from optsched.experiments.store import ResultStore, read_rows, row_key
+
+
+def _row(seed, method="m", status="optimal"):
+    return {"family": "f", "preset": "tiny", "seed": seed, "method": method, "status": status}
+
+
+def test_append_and_reload(tmp_path):
+    with ResultStore(tmp_path) as store:
+        assert store.append(_row(0))
+        assert not store.append(_row(0))          # same key: not written twice
+        assert store.append(_row(1))
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 2 and all(json.loads(line) for line in lines)
+    with ResultStore(tmp_path) as store:
+        assert ("f", "tiny", 0, "m") in store and ("f", "tiny", 2, "m") not in store
+
+
+def test_partial_last_line_is_ignored_and_dropped(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(_row(0)) + "\n" + '{"family": "f", "preset": "ti')
+    assert [row_key(r) for r in read_rows(path)] == [("f", "tiny", 0, "m")]
+    with ResultStore(tmp_path) as store:
+        assert len(store.rows) == 1
+        store.append(_row(1))
+    lines = path.read_text().splitlines()
+    assert [json.loads(line)["seed"] for line in lines] == [0, 1]   # the fragment is gone
+
+
+def test_partial_only_line(tmp_path):
+    (tmp_path / "results.jsonl").write_text('{"fam')
+    with ResultStore(tmp_path) as store:
+        assert store.rows == {}
+        store.append(_row(0))
+    assert len(read_rows(tmp_path / "results.jsonl")) == 1
+
+
+def test_garbage_line_in_the_middle_is_skipped(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(_row(0)) + "\nnot json\n" + json.dumps(_row(1)) + "\n")
+    assert [r["seed"] for r in read_rows(path)] == [0, 1]
+
+
+def test_error_rows_are_redone_and_superseded(tmp_path):
+    with ResultStore(tmp_path) as store:
+        store.append(_row(0, status="error"))
+    with ResultStore(tmp_path) as store:
+        assert ("f", "tiny", 0, "m") not in store          # unfinished
+        assert store.append(_row(0, status="feasible"))
+    rows = read_rows(tmp_path / "results.jsonl")
+    assert len(rows) == 1 and rows[0]["status"] == "feasible"
+
+
+def test_lock_refuses_a_second_writer(tmp_path):
+    with ResultStore(tmp_path):
+        with pytest.raises(OptschedError, match="another optsched run"):
+            ResultStore(tmp_path).open()
+    with ResultStore(tmp_path):                            # released on close
+        pass
