@@ -128,14 +128,14 @@ def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool
     m.c = pyo.ConstraintList()
     for j in jobs:
         d_j = inst.jobs[j].chunks
-        m.c.add(chosen[j] <= 1 if batch else chosen[j] == 1)  # M1 / (7a)
+        _add(m, chosen[j] <= 1 if batch else chosen[j] == 1)  # M1 / (7a)
         for w in M:  # M2
-            m.c.add(sum(m.y[j, h, w] for h in H) == sum(
+            _add(m, sum(m.y[j, h, w] for h in H) == sum(
                 c[3] * A[j, k] for (jj, k), c in conf.items() if jj == j and c[0] == w
                 and (j, k) in A))
-        m.c.add(sum(m.sigma[j, h] for h in H) == q1[j])  # M5
+        _add(m, sum(m.sigma[j, h] for h in H) == q1[j])  # M5
         for h in H:  # M6 (workers)
-            m.c.add(sum(m.y[j, h, w] for w in M) <= d_j * (m.sigma[j, h] + q0[j]))
+            _add(m, sum(m.y[j, h, w] for w in M) <= d_j * (m.sigma[j, h] + q0[j]))
     if ps:
         _ps_constraints(m, inst, jobs, conf, A, chosen, q0)
     _capacity(m, inst, jobs, conf, by_jk, last_slot)
@@ -157,15 +157,15 @@ def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
             uses_p = sum(A[j, k] for (jj, k), c in conf.items() if jj == j and c[1] == p
                          and (j, k) in A)
             for h in H:
-                m.c.add(m.s[j, h, p] <= sbar[j] * uses_p)  # M3
-        m.c.add(sum(m.s[j, h, p] for h in H for p in P) >= chosen[j])  # M4 / (2e)
-        m.c.add(sum(m.eta[j, h] for h in H) == chosen[j])  # M9
+                _add(m, m.s[j, h, p] <= sbar[j] * uses_p)  # M3
+        _add(m, sum(m.s[j, h, p] for h in H for p in P) >= chosen[j])  # M4 / (2e)
+        _add(m, sum(m.eta[j, h] for h in H) == chosen[j])  # M9
         for h in H:
             n_ps = sum(m.s[j, h, p] for p in P)
-            m.c.add(n_ps <= sbar[j] * (m.sigma[j, h] + q0[j]))  # M6 (PSs)
-            m.c.add(n_ps <= sbar[j] * m.eta[j, h])  # M7
+            _add(m, n_ps <= sbar[j] * (m.sigma[j, h] + q0[j]))  # M6 (PSs)
+            _add(m, n_ps <= sbar[j] * m.eta[j, h])  # M7
             remote = sum(b[w] * m.y[j, g, w] for g in H if g != h for w in M)
-            m.c.add(sum(big_b[p] * m.s[j, h, p] for p in P)
+            _add(m, sum(big_b[p] * m.s[j, h, p] for p in P)
                     >= remote - max(b) * inst.jobs[j].chunks * (1 - m.eta[j, h]))  # M8
 
 
@@ -190,17 +190,17 @@ def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
                     use = use + sum(inst.z[p, r] * m.s[j, h, p] for p in P if inst.z[p, r] > 0)
                 if isinstance(use, (int, float)):
                     continue
-                m.c.add(use <= float(inst.cap[h, r]))  # M10
+                _add(m, use <= float(inst.cap[h, r]))  # M10
                 for t in slots:
                     if run[j, t] and inst.cap[h, r] > 0:
-                        m.c.add(m.G[j, h, r, t] >= use - float(inst.cap[h, r]) * (
+                        _add(m, m.G[j, h, r, t] >= use - float(inst.cap[h, r]) * (
                             1 - sum(run[j, t])))  # M11
     for h in H:
         for r in R:
             for t in slots:
                 terms = [m.G[j, h, r, t] for j in jobs if (j, h, r, t) in m.G]
                 if len(terms) > 1:
-                    m.c.add(sum(terms) <= float(inst.cap[h, r]))  # M12
+                    _add(m, sum(terms) <= float(inst.cap[h, r]))  # M12
     _aggregate_cuts(m, inst, conf, by_jk, slots)
 
 
@@ -220,7 +220,16 @@ def _aggregate_cuts(m, inst: Instance, conf, by_jk, slots) -> None:
                         load[t].append(use * m.X[j, k, t0])
         for t, terms in load.items():
             if len(terms) > 1:
-                m.c.add(sum(terms) <= float(total[r]))
+                _add(m, sum(terms) <= float(total[r]))
+
+
+def _add(m, expr) -> None:
+    """Add a constraint, skipping ones that are trivially true for jobs with no configuration."""
+    if expr is True:
+        return
+    if expr is False:
+        raise ValueError("a job has no feasible configuration within the horizon")
+    m.c.add(expr)
 
 
 def extract_plans(inst: Instance, m: pyo.ConcreteModel) -> dict:
