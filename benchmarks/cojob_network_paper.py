@@ -6,7 +6,7 @@ the same stage simulated alone on an idle fabric), p90 slowdown, wall time, simu
 Grouper's reductions versus each baseline (the paper's "reduction vs X" = 1 - Grouper/X).
 
 Usage:
-  python benchmarks/cojob_network_paper.py --scenario testbed --iterations 50 100 200 400
+  python benchmarks/cojob_network_paper.py --scenario testbed [--iteration-scale 1]
   python benchmarks/cojob_network_paper.py --scenario simulation --cojobs 20 --load 1.0
 """
 
@@ -52,6 +52,7 @@ def main() -> None:
     ap.add_argument("--scenario", default="testbed", choices=("testbed", "simulation"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--iterations", type=int, nargs="*")
+    ap.add_argument("--iteration-scale", type=float)
     ap.add_argument("--cojobs", type=int)
     ap.add_argument("--load", type=float)
     ap.add_argument("--comm-comp", type=float)
@@ -60,6 +61,8 @@ def main() -> None:
     over = {"scenario": args.scenario}
     if args.iterations:
         over["iterations"] = tuple(args.iterations)
+    if args.iteration_scale:
+        over["iteration_scale"] = args.iteration_scale
     if args.cojobs:
         over["cojobs"] = args.cojobs
     if args.load:

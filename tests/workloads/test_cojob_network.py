@@ -30,8 +30,10 @@ def test_testbed_matches_paper():
     inst = generate("paper", 0)
     assert inst.machines == 23 and inst.capacity == 125.0              # 1 GbE, MB/s
     assert [c.model for c in inst.cojobs] == list(MODELS)
+    full = generate("paper", 0, iteration_scale=1)
+    assert all(c.iterations == (500, 1500, 3500, 7500) for c in full.cojobs)   # 500/1000/2000/4000
     for c in inst.cojobs:
-        assert c.iterations == (500, 1500, 3500, 7500)                   # 500/1000/2000/4000
+        assert c.iterations == (50, 150, 350, 750)                       # default scale 0.1
         assert [len(c.alive(k)) for k in range(4)] == [8, 4, 2, 1]       # successive halving
         for job in c.jobs:
             # 2 workers + 2 PS on distinct hosts: 8 flows of Theta/2 each
