@@ -79,3 +79,15 @@ def test_enumerated_columns_are_feasible_single_job_schedules():
         for col in em.enumerate_columns(inst, j, 8):
             plan = dataclasses.replace(col.plan, start=job.arrival)
             assert verify(single, Schedule((plan,))) == job.weight * (job.arrival + col.duration)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_column_generation_equals_explicit_lp(seed):
+    from optsched.solvers.elastic_cluster.colgen import packing_lp
+
+    inst, jobs, tau = _batch(seed, 6)
+    cols = [c for j in jobs for c in em.enumerate_columns(inst, j, tau)]
+    lp = solve_model(em.build_packing(inst, cols, tau, relax=True))
+    value, used, iterations = packing_lp(inst, jobs, tau)
+    assert value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
+    assert len(used) <= len(cols) and iterations >= 2
