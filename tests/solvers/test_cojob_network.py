@@ -136,3 +136,18 @@ def test_online_grouper_does_not_use_survivors():
     assert inst.cojobs[g].n_stages > 1 and len(inst.cojobs[g].alive(1)) < len(inst.cojobs[g].jobs)
     assert online._load(sim, g, 1).sum() > offline._load(sim, g, 1).sum()
     assert np.allclose(offline._load(sim, g, 0), inst.loads[g, 0])
+
+
+def test_baraat_fifo_with_limited_multiplexing():
+    """Cojob 0 (4 iterations of 1) arrives first; cojob 1 (1 iteration of 1) at t = 1 waits (FIFO)
+    until cojob 0 has sent more than theta = median stage size 2.5, detected at t = 3; then the two
+    share the link: both finish at 5."""
+    from optsched.problems.cojob_network import Cojob, Instance, Job
+    from optsched.simulate.flows import simulate
+    inst = Instance(1, (Cojob(0.0, (4,), (Job(1, ((0, 0, 1.0),)),)),
+                        Cojob(1.0, (1,), (Job(1, ((0, 0, 1.0),)),))))
+    policy = cs.Baraat(inst)
+    assert policy.theta == pytest.approx(2.5)
+    assert simulate(inst, policy).S == [[pytest.approx(5.0)], [pytest.approx(5.0)]]
+    plain = cs.Baraat(inst, theta=100.0)
+    assert simulate(inst, plain).S == [[pytest.approx(4.0)], [pytest.approx(5.0)]]
