@@ -37,10 +37,18 @@ def earliest_start(instance: Instance, j: int) -> int:
 
 
 def min_flow(instance: Instance, j: int) -> int:
-    """A lower bound on ``c_j - a_j``: earliest start plus the co-located duration with ``D_j``
-    workers, minus one (the run occupies slots ``h..c``)."""
+    """A lower bound on ``c_j - a_j`` on empty servers (the run occupies slots ``h..c``): the best of
+    co-located on one server ``s`` (start ``a_j + Delta_js``, ``min(D_j, W_su)`` workers, ``R^1``)
+    and distributed (earliest start, ``min(D_j, sum_s W_su)`` workers, ``R^0``)."""
     job = instance.jobs[j]
-    return earliest_start(instance, j) + math.ceil(job.required(1) / job.chunks) - 1 - job.arrival
+    u, v = job.worker_type, job.ps_type
+    best = earliest_start(instance, j) + math.ceil(
+        job.required(0) / min(job.chunks, int(instance.W[:, u].sum()))) - 1
+    for s in range(instance.n_servers):
+        if instance.workers[s][u] and instance.ps[s][v]:
+            n = min(job.chunks, instance.workers[s][u])
+            best = min(best, job.arrival + job.delay[s] + math.ceil(job.required(1) / n) - 1)
+    return best - job.arrival
 
 
 def deadlines(instance: Instance, upper_bound: float) -> list[int]:

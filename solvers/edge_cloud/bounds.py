@@ -31,7 +31,7 @@ def incumbent(instance: Instance) -> tuple[Schedule, float]:
 
 
 def trivial_bound(instance: Instance) -> float:
-    """``sum_j LB_j`` with ``LB_j`` = earliest start + co-located duration with D_j workers - 1 - a_j."""
+    """``sum_j LB_j`` with ``LB_j`` = :func:`optsched.models.edge_cloud.min_flow` (each job alone)."""
     return float(sum(min_flow(instance, j) for j in range(len(instance.jobs))))
 
 
