@@ -81,15 +81,16 @@ def batch_ratios(n: int) -> None:
           f"(A1) holds {sum(o[3] for o in out)}/{len(out)}, (A2) holds {sum(o[4] for o in out)}/{len(out)}")
 
 
-def mincost1_failures(n: int, seed: int = 0) -> None:
+def mincost1_failures(n: int, seed: int = 1) -> None:
+    """Random PS instances (small preset, H = 4, D <= 8) and random usage beta ~ 0.7 U[0, C]."""
     rng = np.random.default_rng(seed)
     worse = total = missed = 0
     worst = 1.0
     for k in range(n):
-        inst = generate("small", 2 * k, n_servers=3, max_chunks=4)
-        tau = int(rng.integers(4, 9))
+        inst = generate("small", 2 * k, n_servers=4, max_chunks=8)
+        tau = int(rng.integers(4, 12))
         beta = np.floor(rng.uniform(0, 1, (inst.n_servers, inst.n_res, tau))
-                        * (inst.cap[:, :, None] + 1))
+                        * (inst.cap[:, :, None] + 1) * 0.7)
         beta = np.minimum(beta, inst.cap[:, :, None])
         omega = inst.cap[:, :, None] - beta
         delta = inst.price_base ** (beta / np.maximum(inst.cap[:, :, None], 1e-12)) - 1
@@ -104,7 +105,7 @@ def mincost1_failures(n: int, seed: int = 0) -> None:
             elif fa > ex * (1 + 1e-9):
                 worse += 1
                 worst = max(worst, fa / ex if ex > 0 else math.inf)
-    print(f"A_mincost1 (faithful) on {total} feasible random price states (H = 3, D <= 4): "
+    print(f"A_mincost1 (faithful) on {total} feasible random price states (H = 4, D <= 8): "
           f"costlier in {worse} (worst ratio {worst:.3f}), no placement found in {missed}")
 
 
@@ -112,4 +113,4 @@ if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
     online_ratios(n)
     batch_ratios(n)
-    mincost1_failures(10 * n)
+    mincost1_failures(15 * n)
