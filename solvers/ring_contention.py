@@ -460,3 +460,5 @@ METHODS = (
     Method("random", "baseline", random_baseline, description="random available GPUs, theta = T"),
 )
 DEFAULT_METHOD = "sjf_bco"
+COMPARE_FIGURE = {"title": "SJF-BCO vs baselines, paper scale (Fig. 4: 20 servers, T = 1200)",
+                  "ylabel": "makespan / SJF-BCO makespan"}
