@@ -37,7 +37,7 @@ class InlineExecutor(Executor):
 
 
 @contextlib.contextmanager
-def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
+def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]:
     """A context-managed executor for ``workers`` local processes or a Dask ``scheduler``.
 
     Parameters
@@ -46,6 +46,8 @@ def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
         Number of local processes; 1 runs tasks in this process.
     scheduler
         A Dask scheduler address (``"tcp://host:8786"``), a ``distributed.Client``, or None.
+    preload
+        Modules the local workers import once, before forking (the families' solvers).
     """
     if scheduler is not None:
         with _dask_executor(scheduler) as ex:
@@ -56,9 +58,10 @@ def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
         return
     # forkserver: workers start from a clean interpreter (no inherited threads or solver state)
     # yet cheaply, importing optsched once in the server.
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["optsched.experiments.ratios", "pyomo.environ",
-                                "optsched.solvers.highs"])
+    ctx = multiprocessing.get_context(_start_method())
+    if ctx.get_start_method() == "forkserver":
+        ctx.set_forkserver_preload(["optsched.experiments.ratios", "pyomo.environ",
+                                    "optsched.solvers.highs", *preload])
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
         yield pool
@@ -67,6 +70,18 @@ def executor(workers: int = 1, scheduler=None) -> Iterator[Executor]:
         raise
     else:
         pool.shutdown(wait=True)
+
+
+def _start_method() -> str:
+    """``forkserver``, unless ``__main__`` cannot be re-imported (``python -`` or a deleted script),
+    where the children must be forked."""
+    import os
+    import sys
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if main_file is not None and not os.path.exists(main_file):
+        return "fork"
+    return "forkserver"
 
 
 @contextlib.contextmanager

@@ -353,7 +353,8 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
     bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
     new_rows: list[dict] = []
     try:
-        with executor(workers, scheduler) as ex:
+        preload = sorted({f"optsched.solvers.{t['family']}" for t in todo})
+        with executor(workers, scheduler, preload) as ex:
             # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
             limit = 1 if isinstance(ex, InlineExecutor) else len(todo)
             pending: dict = {}
