@@ -7,6 +7,7 @@ Also the run time of the full theta x kappa search with kappa over the distinct 
 all of 1..32 (the paper's loop). All makespans are the exact simulation of (6)–(9), checked by verify.
 
     python benchmarks/ring_contention_paper.py [--seeds 3] [--figs 4,5,6,7,time,variants] [--extra-cap 0.5]
+        [--out DIR]
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def policies(inst, rand_seeds: int = 10) -> dict[str, tuple[float, float, float]
 
 
 EXTRA = {}  # generator overrides from the command line (e.g. extra_cap)
+DATA: dict[str, dict] = {"4": {}, "5": {}, "6": {}, "7": {}}  # figure -> series, for --out
 
 
 def fig4(seeds):
@@ -49,6 +51,7 @@ def fig4(seeds):
         inst = generate("paper", seed, **EXTRA)
         lb = solve(inst, "lower_bound").lower_bound
         row = policies(inst)
+        DATA["4"][seed] = {k: m for k, (m, _, _) in row.items()}
         print(f"  seed {seed} N={inst.n_gpus} LB={lb:.0f} " + "  ".join(
             f"{k} {m:.1f}/{j:.1f}/{t:.2f}" for k, (m, j, t) in row.items()), flush=True)
 
@@ -58,6 +61,7 @@ def fig5(seeds):
     for seed in seeds:
         inst = generate("paper", seed)
         vals = [rc.sjf_bco_search(inst, kappas=[k]).makespan for k in range(1, 33)]
+        DATA["5"][seed] = vals
         print(f"  seed {seed}: " + " ".join(f"{k}:{v}" for k, v in zip(range(1, 33), vals)), flush=True)
 
 
@@ -67,6 +71,8 @@ def fig6(seeds):
         for n in (10, 12, 14, 16, 18, 20):
             inst = generate("paper", seed, n_servers=n, horizon=1500)
             row = policies(inst, rand_seeds=3)
+            for k, (m, _, _) in row.items():
+                DATA["6"].setdefault((seed, k), []).append((n, m))
             print(f"  seed {seed} servers {n:2d} N={inst.n_gpus:3d} " + "  ".join(
                 f"{k} {m:.1f}" for k, (m, _, _) in row.items()), flush=True)
 
@@ -79,6 +85,7 @@ def fig7(seeds):
         for lam in (1, 2, 4, 8):
             out = rc.sjf_bco(inst, kappas=[1], lam=lam)
             vals.append(verify(inst, out.schedule))
+        DATA["7"][seed] = vals
         print(f"  seed {seed}: " + " ".join(f"lambda {l}: {v:.0f}" for l, v in zip((1, 2, 4, 8), vals)),
               flush=True)
 
@@ -108,10 +115,50 @@ def timing(seeds):
                   f"theta~ {res.theta} kappa {res.kappa} time {dt:.2f} s", flush=True)
 
 
+def plot(folder: str) -> None:
+    """One PNG per figure that ran (matplotlib, Agg)."""
+    from pathlib import Path
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    specs = {"5": ("kappa", list(range(1, 33))), "7": ("lambda", [1, 2, 4, 8])}
+    for fig, (xlabel, xs) in specs.items():
+        if DATA[fig]:
+            plt.figure(figsize=(5, 3.5))
+            for seed, ys in DATA[fig].items():
+                if fig == "5":
+                    plt.step(xs, ys, where="post", label=f"seed {seed}")
+                else:
+                    plt.plot(xs, ys, "o-", label=f"seed {seed}")
+            plt.xlabel(xlabel), plt.ylabel("makespan (slots)"), plt.legend(), plt.tight_layout()
+            plt.savefig(out / f"ring_contention_fig{fig}.png", dpi=120), plt.close()
+    if DATA["6"]:
+        plt.figure(figsize=(5, 3.5))
+        for (seed, k), pts in DATA["6"].items():
+            plt.plot(*zip(*pts), "o-", label=f"{k} s{seed}")
+        plt.xlabel("servers"), plt.ylabel("makespan (slots)"), plt.legend(fontsize=6), plt.tight_layout()
+        plt.savefig(out / "ring_contention_fig6.png", dpi=120), plt.close()
+    if DATA["4"]:
+        plt.figure(figsize=(5, 3.5))
+        names = list(next(iter(DATA["4"].values())))
+        for i, (seed, row) in enumerate(DATA["4"].items()):
+            plt.bar([x + 0.25 * i for x in range(len(names))], [row[k] for k in names], 0.25,
+                    label=f"seed {seed}")
+        plt.xticks(range(len(names)), names, fontsize=7), plt.ylabel("makespan (slots)")
+        plt.legend(), plt.tight_layout()
+        plt.savefig(out / "ring_contention_fig4.png", dpi=120), plt.close()
+    print(f"plots in {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--figs", default="4,5,6,7,time")
+    ap.add_argument("--out", default=None, help="folder for PNG plots of the figures run")
     ap.add_argument("--extra-cap", type=float, default=None,
                     help="worst-case contention+overhead share (paper: 0.15)")
     args = ap.parse_args()
@@ -121,6 +168,8 @@ def main() -> None:
     table = {"4": fig4, "5": fig5, "6": fig6, "7": fig7, "time": timing, "variants": variants}
     for key in args.figs.split(","):
         table[key](seeds)
+    if args.out:
+        plot(args.out)
 
 
 if __name__ == "__main__":
