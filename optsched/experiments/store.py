@@ -130,7 +130,8 @@ class ResultStore:
         key = row_key(row)
         if key in self:
             return False
-        data = (json.dumps(row, separators=(",", ":"), allow_nan=False) + "\n").encode()
+        data = (json.dumps(row, separators=(",", ":"), allow_nan=False, default=_plain)
+                + "\n").encode()
         assert self._fd is not None, "store is not open"
         written = os.write(self._fd, data)
         while written < len(data):      # a short write is rare; finish the line
@@ -142,6 +143,17 @@ class ResultStore:
     def extend(self, rows: Iterable[dict]) -> None:
         for row in rows:
             self.append(row)
+
+
+def _plain(value):
+    """JSON for numpy scalars (``.item()``) and anything else a method put in a row (``str``)."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return item()
+        except (TypeError, ValueError):
+            pass
+    return str(value)
 
 
 def _truncate_partial_line(path: Path) -> None:

@@ -66,3 +66,12 @@ def test_lock_refuses_a_second_writer(tmp_path):
             ResultStore(tmp_path).open()
     with ResultStore(tmp_path):                            # released on close
         pass
+
+
+def test_numpy_scalars_are_stored_as_plain_json(tmp_path):
+    import numpy as np
+
+    with ResultStore(tmp_path) as store:
+        store.append({**_row(0), "objective": np.float64(2.5), "checks": {"ok": np.bool_(True)}})
+    row = read_rows(tmp_path / "results.jsonl")[0]
+    assert row["objective"] == 2.5 and row["checks"]["ok"] is True
