@@ -21,23 +21,11 @@ import numpy as np
 
 from optsched.models import elastic_cluster as em
 from optsched.registry import solve
-from optsched.solvers.elastic_cluster.aonline import a_maxweight, gamma, theorem_alpha
+from optsched.solvers.elastic_cluster.aonline import a_maxweight, assumptions, gamma, theorem_alpha
 from optsched.solvers.elastic_cluster.baselines import jain_greedy
 from optsched.solvers.elastic_cluster.placement import PriceState, mincost_distributed_ps
 from optsched.solvers.highs import solve_model
 from optsched.workloads.elastic_cluster import generate
-
-
-def assumptions(inst) -> tuple[bool, bool]:
-    """(A1) lower side w_j >= max resource-time is not checked exactly; we report (A1) as
-    1 <= w_j / resource-time <= F for the min-resource-time schedule, and (A2) as
-    max single-worker+PS share of a server <= 1 / ln lambda."""
-    a1 = all(job.weight / inst.min_resource_time(j) >= 1 for j, job in enumerate(inst.jobs))
-    share = max(float(((inst.e[m] + (inst.z[p] if inst.is_ps else 0)) /
-                       np.maximum(inst.cap, 1e-12)).max())
-                for m in range(len(inst.worker_types))
-                for p in (range(len(inst.ps_types)) if inst.is_ps else (0,)))
-    return a1, share <= 1 / math.log(inst.price_base)
 
 
 def online_ratios(n: int) -> None:
@@ -71,7 +59,7 @@ def batch_ratios(n: int) -> None:
             jain = sum(inst.jobs[j].weight for j in jain_greedy(inst, jobs, tau))
             if rep.objective > 0:
                 out.append((rep.objective / max(alg, 1e-12), rep.objective / max(jain, 1e-12),
-                            gamma(inst), *assumptions(inst)))
+                            gamma(inst), assumptions(inst)["A1"], assumptions(inst)["A2"]))
     ratios = [o[0] for o in out]
     print(f"batch (7): {len(out)} batches, OPT7/ALG mean {statistics.mean(ratios):.3f} "
           f"max {max(ratios):.3f}; OPT7/Jain mean {statistics.mean(o[1] for o in out):.3f} "

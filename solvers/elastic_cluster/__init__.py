@@ -20,7 +20,7 @@ from optsched.problems.elastic_cluster import Instance, Schedule, verify, verify
 from optsched.registry import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.aonline import a_online as run_a_online
-from optsched.solvers.elastic_cluster.aonline import gamma, theorem_alpha
+from optsched.solvers.elastic_cluster.aonline import assumptions, gamma, theorem_alpha
 from optsched.solvers.elastic_cluster.baselines import (
     PREEMPT_OVERHEAD, antman, drf, fifo, tiresias,
 )
@@ -34,7 +34,7 @@ def _online(inst: Instance, alpha, window: str, pricing: str) -> Outcome:
                         **{k: v for k, v in r.info.items() if k != "weights"}}
                        for r in out.rounds],
             "unscheduled": out.unscheduled, "alpha_theorem": theorem_alpha(inst),
-            "gamma": gamma(inst), "lambda": inst.price_base}
+            "gamma": gamma(inst), "lambda": inst.price_base, "assumptions": assumptions(inst)}
     if out.unscheduled:
         return Outcome(None, SolveStatus.UNKNOWN, info=info)
     return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE, info=info)

@@ -47,6 +47,24 @@ def theorem_alpha(inst: Instance) -> int:
     return alpha_for(inst, [j.weight for j in inst.jobs])
 
 
+def assumptions(inst: Instance) -> dict:
+    """Whether the guarantees' assumptions hold on ``inst`` (digest Sec. 3.7, normalised units):
+    (A1) 1 <= w_j / resource-time <= F, checked on each job's least resource-time schedule (the
+    upper side holds by the generators' choice of F); (A2) every single worker plus PS uses at most
+    1 / ln lambda of the capacity of each resource of every server that can host it."""
+    a1 = all(inst.weight_ratio * inst.min_resource_time(j) >= job.weight >= inst.min_resource_time(j)
+             for j, job in enumerate(inst.jobs))
+    share = 0.0
+    for m in range(len(inst.worker_types)):
+        for p in (range(len(inst.ps_types)) if inst.is_ps else (0,)):
+            ratio = ((inst.e[m] + (inst.z[p] if inst.is_ps else 0)) /
+                     np.maximum(inst.cap, 1e-12)).max(axis=1)
+            fits = ratio[ratio <= 1 + 1e-9]  # only servers that can host it
+            share = max(share, float(fits.max()) if len(fits) else 0.0)
+    return {"A1": bool(a1), "A2": bool(share <= 1 / math.log(inst.price_base)),
+            "max_share": share, "A2_limit": 1 / math.log(inst.price_base)}
+
+
 @dataclass
 class BatchOutput:
     """A_maxweight's output: admitted job -> SubPlan, utilities u_j, final ledger."""
