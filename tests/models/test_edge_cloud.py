@@ -26,7 +26,11 @@ brute = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(brute)
 
 
-@pytest.mark.parametrize("seed", range(20))
+SLOW_SEEDS = {9}  # HiGHS needs ~6 s on tiny seed 9 (292 variables), the others well under 1 s
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SEEDS else s
+                                  for s in range(20)])
 def test_exact_equals_brute_force(seed):
     inst = generate("tiny", seed)
     res = solve(inst, "exact")
