@@ -18,7 +18,7 @@ from optsched.solvers.elastic_cluster.aonline import a_maxweight
 from optsched.solvers.elastic_cluster.baselines import jain_greedy
 from optsched.workloads.elastic_cluster import generate
 
-METHODS = ("a_online_compact", "a_online", "fifo", "drf", "antman", "tiresias")
+METHODS = ("a_online_compact", "a_online_eft", "a_online", "fifo", "drf", "antman", "tiresias")
 
 
 def compare(n_jobs: int, seeds) -> None:

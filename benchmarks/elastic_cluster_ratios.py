@@ -29,7 +29,8 @@ from optsched.workloads.elastic_cluster import generate
 
 
 def online_ratios(n: int) -> None:
-    rows = {k: [] for k in ("a_online", "a_online_exact_pricing", "a_online_compact", "lb")}
+    rows = {k: [] for k in ("a_online", "a_online_exact_pricing", "a_online_compact", "a_online_eft",
+                            "lb")}
     times, sizes, alphas = [], [], []
     for seed in range(n):
         inst = generate("tiny", seed)
@@ -37,7 +38,7 @@ def online_ratios(n: int) -> None:
         times.append(opt.runtime_s)
         sizes.append(opt.info["binaries"])
         alphas.append(4 * theorem_alpha(inst))
-        for name in ("a_online", "a_online_exact_pricing", "a_online_compact"):
+        for name in ("a_online", "a_online_exact_pricing", "a_online_compact", "a_online_eft"):
             rows[name].append(solve(inst, name).objective / opt.objective)
         rows["lb"].append(solve(inst, "lower_bound").lower_bound / opt.objective)
     print(f"tiny x {n}: exact time mean {statistics.mean(times):.2f}s max {max(times):.2f}s, "

@@ -10,6 +10,7 @@ a_online                Algorithm 1 with alpha of Theorem 5 and the paper's wind
 a_online_exact_pricing  the same with an exactly optimal A_mincost1 (digest Sec. 4.5).
 a_online_compact        per-round alpha, early stop and compact windows (non-paper; no guarantee):
                         what the paper's simulations describe ("alpha close to 4").
+a_online_eft            a_online_compact with ties in price cost broken by the earliest finish.
 fifo, drf, antman, tiresias   the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation).
 """
 
@@ -28,8 +29,9 @@ from optsched.solvers.elastic_cluster.placement import fastest_alone
 from optsched.solvers.highs import solve_model
 
 
-def _online(inst: Instance, alpha, window: str, pricing: str) -> Outcome:
-    plans, out = run_a_online(inst, alpha=alpha, window=window, pricing=pricing)
+def _online(inst: Instance, alpha, window: str, pricing: str, tie_break: str = "paper") -> Outcome:
+    plans, out = run_a_online(inst, alpha=alpha, window=window, pricing=pricing,
+                              tie_break=tie_break)
     info = {"rounds": [{"tau": r.round.tau, "batch": len(r.batch), "admitted": len(r.admitted),
                         **{k: v for k, v in r.info.items() if k != "weights"}}
                        for r in out.rounds],
@@ -54,6 +56,12 @@ def a_online_exact_pricing(inst: Instance, *, time_limit: float | None = None,
 def a_online_compact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
     """Per-round alpha from w(J_i), compact windows (non-paper simulation variant)."""
     return _online(inst, "per_round", "compact", "paper")
+
+
+def a_online_eft(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+    """a_online_compact with the earliest-finish tie-break among equal price costs (non-paper,
+    digest Sec. 4.0 / Sec. 8 #32): on idle windows jobs take the configuration that ends first."""
+    return _online(inst, "per_round", "compact", "paper", "earliest_finish")
 
 
 def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
@@ -96,6 +104,8 @@ METHODS = (
            description="A_online with an exact A_mincost1"),
     Method("a_online_compact", "algorithm", a_online_compact,
            description="A_online, per-round alpha + compact windows (non-paper)"),
+    Method("a_online_eft", "algorithm", a_online_eft,
+           description="a_online_compact + earliest-finish tie-break (non-paper)"),
     Method("fifo", "baseline", fifo, description="FIFO, fixed worker count, ideal types"),
     Method("drf", "baseline", drf, description="DRF progressive filling at arrivals"),
     Method("antman", "baseline", antman, verify=_preemptive, in_ratios=False,

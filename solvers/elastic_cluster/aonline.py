@@ -77,10 +77,12 @@ class BatchOutput:
         return float(sum(inst.jobs[j].weight for j in self.plans))
 
 
-def a_maxweight(inst: Instance, jobs, tau: int, pricing: str = "paper") -> BatchOutput:
+def a_maxweight(inst: Instance, jobs, tau: int, pricing: str = "paper",
+                tie_break: str = "paper") -> BatchOutput:
     """Algorithm 3 on the batch ``jobs`` with deadline ``tau`` (relative slots 1..tau).
 
-    ``pricing`` selects A_mincost1: ``paper`` (with the digest's fixes), ``literal``, ``exact``.
+    ``pricing`` selects A_mincost1: ``paper`` (with the digest's fixes), ``literal``, ``exact``;
+    ``tie_break``: ``paper`` or ``earliest_finish`` (non-paper; see placement.Best).
     """
     H, R = inst.n_servers, inst.n_res
     ledger = UsageLedger(inst.cap.reshape(-1), slots=range(1, tau + 1),
@@ -89,7 +91,7 @@ def a_maxweight(inst: Instance, jobs, tau: int, pricing: str = "paper") -> Batch
     def best_plan(j: int, led: UsageLedger) -> Candidate | None:
         omega = led.residual.reshape(H, R, tau)
         delta = np.where(np.isinf(led.prices), 0.0, led.prices).reshape(H, R, tau)
-        best = job_best(PriceState(inst, omega, delta), j, pricing)
+        best = job_best(PriceState(inst, omega, delta), j, pricing, tie_break)
         if best.plan is None:
             return None
         return Candidate(best.cost, plan=best.plan, charge=_charger(inst, best.plan))
@@ -110,14 +112,15 @@ def _charger(inst: Instance, plan: SubPlan):
     return charge
 
 
-def a_dual(inst: Instance, jobs, tau: int, alpha: int, pricing: str = "paper"):
+def a_dual(inst: Instance, jobs, tau: int, alpha: int, pricing: str = "paper",
+           tie_break: str = "paper"):
     """Algorithm 2: returns (job -> (relative start, SubPlan), per-sub-round admitted weights)."""
     remaining = [j for j in jobs if _fits_some_window(inst, j, tau)]
     plans, weights = {}, []
     for iota in range(1, alpha + 1):
         if not remaining:
             break
-        out = a_maxweight(inst, remaining, tau, pricing)
+        out = a_maxweight(inst, remaining, tau, pricing, tie_break)
         if not out.plans:
             break
         for j, sub in out.plans.items():
@@ -133,7 +136,7 @@ def _fits_some_window(inst: Instance, j: int, tau: int) -> bool:
 
 
 def a_online(inst: Instance, alpha="theorem", window: str = "paper", pricing: str = "paper",
-             max_rounds: int = 40):
+             max_rounds: int = 40, tie_break: str = "paper"):
     """Algorithm 1. Returns (Plan per job or None, per-round log)."""
     fixed = theorem_alpha(inst) if alpha == "theorem" else alpha
 
@@ -141,7 +144,7 @@ def a_online(inst: Instance, alpha="theorem", window: str = "paper", pricing: st
         a_i = alpha_for(inst, [inst.jobs[j].weight for j in pending]) if fixed == "per_round" \
             else int(fixed)
         first = rnd.window[0] if window == "compact" else max(a_i * rnd.tau, rnd.busy_until + 1)
-        rel, weights = a_dual(inst, pending, rnd.tau, a_i, pricing)
+        rel, weights = a_dual(inst, pending, rnd.tau, a_i, pricing, tie_break)
         admitted = {j: _absolute(first + r - 1, sub) for j, (r, sub) in rel.items()}
         last = max((p.start + p.duration - 1 for p in admitted.values()), default=None)
         return BatchResult(admitted, last, {"alpha": a_i, "first": first, "weights": weights})

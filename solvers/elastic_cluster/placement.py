@@ -100,14 +100,29 @@ def empty_state(inst: Instance, tau: int) -> PriceState:
 
 @dataclass
 class Best:
-    """Running strict minimum of the enumeration."""
+    """Running strict minimum of the enumeration (the papers' "if cost < cost_min").
+
+    ``eft=True`` (non-paper tie-break, digest Sec. 4.0): among equal costs the earlier finish
+    t^- + L wins, so on idle windows (all costs 0) jobs take the configuration that ends first.
+    """
 
     cost: float = math.inf
     plan: SubPlan | None = None
+    eft: bool = False
+    finish: float = math.inf
 
-    def offer(self, cost: float, plan_fn) -> None:
+    def better(self, cost: float, finish: float) -> bool:
         if cost < self.cost:
-            self.cost, self.plan = cost, plan_fn()
+            return True
+        return self.eft and cost <= self.cost and finish < self.finish
+
+    def hopeless(self, length: int) -> bool:
+        """No candidate of duration ``length`` (finish >= 1 + length) can replace the best."""
+        return self.cost <= 0 and (not self.eft or 1 + length >= self.finish)
+
+    def offer(self, cost: float, plan_fn, finish: float = math.inf) -> None:
+        if self.better(cost, finish):
+            self.cost, self.plan, self.finish = cost, plan_fn(), finish
 
 
 def _configs(inst: Instance, j: int, q: int, max_len: int) -> list:
@@ -132,8 +147,8 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
     server h, for every (m', p', L, t^-, h); exact for (13)/(21) with q = 1 (Theorems 1, 6)."""
     inst, best = state.inst, best or Best()
     for m, p, n, length in _configs(inst, j, 1, state.tau - 1):
-        if best.cost <= 0:
-            break
+        if best.hopeless(length):
+            continue
         e, z = _per_unit(inst, m, p)
         need = n * e + z
         ws, wm = state.windows(length)
@@ -142,7 +157,8 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
         cost = np.where(ok, cost, math.inf)
         flat = int(np.argmin(cost))
         s, h = divmod(flat, inst.n_servers)
-        best.offer(float(cost[s, h]), lambda: _colocated_plan(inst, s + 1, length, m, p, n, h))
+        best.offer(float(cost[s, h]), lambda: _colocated_plan(inst, s + 1, length, m, p, n, h),
+                   s + 1 + length)
     return best
 
 
@@ -191,19 +207,19 @@ def mincost_distributed_ra(state: PriceState, j: int, best: Best | None = None) 
     exact for (21) with q = 0 (a transportation problem)."""
     inst, best = state.inst, best or Best()
     for m, _, n, length in _configs(inst, j, 0, state.tau - 1):
-        if best.cost <= 0:
-            break
+        if best.hopeless(length):
+            continue
         e = inst.e[m]
         ws, wm = state.windows(length)
         omega_cost = np.einsum("hrs,r->sh", ws, e)
         caps = _caps(wm, e)
         costs = _greedy_costs(omega_cost, caps, n)
         s = int(np.argmin(costs))
-        if costs[s] < best.cost:
+        if best.better(float(costs[s]), s + 1 + length):
             y = _greedy_fill(np.argsort(omega_cost[s], kind="stable"), caps[s], n)
             best.offer(float(costs[s]),
                        lambda: SubPlan(s + 1, length, m, -1, 0, tuple(int(v) for v in y),
-                                       (0,) * inst.n_servers))
+                                       (0,) * inst.n_servers), s + 1 + length)
     return best
 
 
@@ -220,8 +236,8 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
     """
     inst, best = state.inst, best or Best()
     for m, p, n, length in _configs(inst, j, 0, state.tau - 1):
-        if best.cost <= 0:
-            break
+        if best.hopeless(length):
+            continue
         e, z = _per_unit(inst, m, p)
         ratio = inst.worker_types[m].bandwidth / inst.ps_types[p].bandwidth
         ws, wm = state.windows(length)
@@ -231,16 +247,17 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
         ps_fits = (wm >= z[None, :, None] - TOL).all(axis=1).T
         lower = _greedy_costs(omega_cost, caps, n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
         solve = _exact_ps_server if exact else _faithful_ps_server
-        for s in np.flatnonzero(lower < best.cost):
-            if lower[s] >= best.cost:
+        finish = np.arange(1, len(lower) + 1) + length
+        for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost))):
+            if not best.better(float(lower[s]), float(finish[s])):
                 continue
             found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, ratio, literal)
             if found is not None:
                 cost, y, sv = found
                 best.offer(cost, lambda: SubPlan(int(s) + 1, length, m, p, 0,
                                                  tuple(int(v) for v in y),
-                                                 tuple(int(v) for v in sv)))
-                if best.cost <= 0:
+                                                 tuple(int(v) for v in sv)), float(finish[s]))
+                if best.hopeless(length):
                     break
     return best
 
@@ -351,11 +368,13 @@ def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, lit
 # ---------------------------------------------------------------------------------- per job
 
 
-def job_best(state: PriceState, j: int, pricing: str = "paper") -> Best:
+def job_best(state: PriceState, j: int, pricing: str = "paper",
+             tie_break: str = "paper") -> Best:
     """Cheapest schedule of job j (A_maxweight lines 3-6): the q = 1 subroutine first, replaced by
     the q = 0 one only if strictly cheaper. ``pricing``: ``paper`` (faithful A_mincost1),
-    ``literal`` (A_mincost1 without fix #11) or ``exact`` (exact A_mincost1)."""
-    best = mincost_colocated(state, j)
+    ``literal`` (A_mincost1 without fix #11) or ``exact`` (exact A_mincost1). ``tie_break``:
+    ``paper`` (first in enumeration order) or ``earliest_finish`` (non-paper)."""
+    best = mincost_colocated(state, j, Best(eft=tie_break == "earliest_finish"))
     if state.inst.is_ps:
         return mincost_distributed_ps(state, j, best, exact=pricing == "exact",
                                       literal=pricing == "literal")

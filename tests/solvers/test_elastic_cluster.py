@@ -239,3 +239,19 @@ def test_paper_scale_runs_in_seconds():
         res = solve(inst, name)
         assert res.schedule is not None
         assert res.runtime_s < 60
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_earliest_finish_tie_break_on_idle_cluster(seed):
+    """On an idle window every candidate costs 0: the paper's order keeps the first one (smallest
+    L / fewest workers), the earliest-finish variant the one that ends first (t^- = 1, min d)."""
+    from optsched.solvers.elastic_cluster.placement import empty_state, fastest_alone
+
+    inst = generate("small", seed)
+    for j in range(len(inst.jobs)):
+        paper = job_best(empty_state(inst, 16), j)
+        eft = job_best(empty_state(inst, 16), j, tie_break="earliest_finish")
+        assert paper.cost == eft.cost == 0.0
+        fastest = fastest_alone(inst, j).duration
+        assert eft.plan.start == 1 and eft.plan.duration == fastest
+        assert eft.plan.start + eft.plan.duration <= paper.plan.start + paper.plan.duration
