@@ -7,6 +7,8 @@ import math
 import time
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 
 from optsched.io import load_instance
@@ -191,3 +193,19 @@ def test_exact_oracle_rounds_are_feasible_and_not_below_opt():
         value = verify(inst, a_online_exact_oracle(inst))
         opt = solve(inst, "exact").objective
         assert value >= opt - 1e-9
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), preset=st.sampled_from(["tiny", "small"]))
+def test_property_heuristics_always_verify(seed, preset):
+    """Every heuristic's schedule passes its checker on random tiny/small instances, and the
+    non-preemptive ones respect the per-job flow bound."""
+    from optsched.solvers.edge_cloud.bounds import trivial_bound
+    inst = generate(preset, seed)
+    lb = trivial_bound(inst)
+    for m in ("a_online", "a_online_model", "fifo", "drf", "batchsche", "greedy_ect",
+              "preemptive", "preemptive_overhead"):
+        res = solve(inst, m)                                     # solve() runs the checker
+        if m.startswith("preemptive"):
+            continue
+        assert res.objective >= lb - 1e-9, m
