@@ -56,8 +56,6 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
     if workers is None or workers <= 1:
         yield InlineExecutor()
         return
-    # forkserver: workers start from a clean interpreter (no inherited threads or solver state)
-    # yet cheaply, importing optsched once in the server.
     ctx = multiprocessing.get_context(_start_method())
     if ctx.get_start_method() == "forkserver":
         ctx.set_forkserver_preload(["optsched.experiments.ratios", "pyomo.environ",
@@ -73,11 +71,17 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
 
 
 def _start_method() -> str:
-    """``forkserver``, unless ``__main__`` cannot be re-imported (``python -`` or a deleted script),
-    where the children must be forked."""
+    """``fork`` while this process has a single thread (workers inherit the imported solvers: no
+    start-up cost; HiGHS has not run here), else ``forkserver`` (forking a threaded process is
+    unsafe) -- unless ``__main__`` cannot be re-imported (``python -``), where only fork works."""
     import os
     import sys
+    import threading
 
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    if threading.active_count() == 1:
+        return "fork"
     main_file = getattr(sys.modules.get("__main__"), "__file__", None)
     if main_file is not None and not os.path.exists(main_file):
         return "fork"

@@ -350,11 +350,13 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
             if "exact" not in missing:
                 t["exact_row"] = store.get(keys[0])
             todo.append(t)
-    bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
     new_rows: list[dict] = []
+    bar = _NoBar()
     try:
         preload = sorted({f"optsched.solvers.{t['family']}" for t in todo})
         with executor(workers, scheduler, preload) as ex:
+            # the bar after the pool: tqdm's monitor thread would rule out forking the workers
+            bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
             # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
             limit = 1 if isinstance(ex, InlineExecutor) else len(todo)
             pending: dict = {}

@@ -8,7 +8,7 @@ the first complete row of a key wins, so a re-run never duplicates a row -- exce
 ``status == "error"`` (an exception, not a result) counts as unfinished: the next run redoes it and
 the new row supersedes it.
 
-An advisory lock (``fcntl.flock`` on ``results.lock``) stops two runs from writing one folder at once.
+An advisory lock (``fcntl.lockf`` on ``results.lock``) stops two runs from writing one folder at once.
 """
 
 from __future__ import annotations
@@ -100,8 +100,10 @@ class ResultStore:
 
         self._lock_fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            # a POSIX record lock: held per process, so forked workers do not inherit it and a
+            # killed run frees the folder at once
+            fcntl.lockf(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
             os.close(self._lock_fd)
             self._lock_fd = None
             raise OptschedError(f"--out: another optsched run is writing {self.dir}") from None
@@ -111,7 +113,7 @@ class ResultStore:
             os.close(self._fd)
             self._fd = None
         if self._lock_fd is not None:
-            os.close(self._lock_fd)     # releases the flock
+            os.close(self._lock_fd)     # releases the lock
             self._lock_fd = None
 
     def __contains__(self, key: Key) -> bool:

@@ -90,7 +90,7 @@ def _strip(rows):
 
 
 def test_sigkill_and_restart_loses_and_duplicates_nothing(hetero, tmp_path):
-    seeds = 8
+    seeds = 5
     out = tmp_path / "killed"
     code = (f"import optsched.solvers.{FAMILY} as m; "
             f"m.METHODS = tuple(x for x in m.METHODS if x.name in {KEEP!r}); "

@@ -61,10 +61,22 @@ def test_error_rows_are_redone_and_superseded(tmp_path):
 
 
 def test_lock_refuses_a_second_writer(tmp_path):
-    with ResultStore(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys, time; from optsched.experiments.store import ResultStore; "
+            f"s = ResultStore({str(tmp_path)!r}); s.open(); print('locked', flush=True); "
+            "sys.stdin.read()")
+    holder = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
         with pytest.raises(OptschedError, match="another optsched run"):
             ResultStore(tmp_path).open()
-    with ResultStore(tmp_path):                            # released on close
+    finally:
+        holder.kill()
+        holder.wait()
+    with ResultStore(tmp_path):                            # freed when the holder died
         pass
 
 
