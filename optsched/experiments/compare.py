@@ -92,8 +92,9 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
         write_compare_csv(rows, out / "compare.csv")
         from optsched.experiments.plot import plot_compare
 
-        title = figure.get("title") or f"{family} ({preset}, {len(seed_list)} seeds): " \
-                                       f"objective relative to {reference}"
+        n = len(seed_list)
+        title = figure.get("title") or (f"{family} ({preset}, {n} seed{'s' * (n != 1)}): "
+                                        f"objective relative to {reference}")
         plot_compare(rows, out / "compare.png", family, reference, title=title,
                      ylabel=figure.get("ylabel"))
     return rows, table

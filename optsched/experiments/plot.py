@@ -102,9 +102,17 @@ def plot_compare(rows: list[dict], path: str | Path, family: str, reference: str
               for m in names]
     fig, ax = plt.subplots(figsize=(max(4.0, 0.9 * len(names) + 2), 3.8))
     ax.bar(range(len(names)), means, color=colors, yerr=[lo, hi], capsize=3)
+    shown = [m for m in means if m > 0]
+    log = bool(shown) and max(shown) / min(shown) > 20      # orders of magnitude apart
+    if log:
+        ax.set_yscale("log")
     for x, (m, v) in enumerate(zip(means, (methods[n] for n in names))):
-        ax.annotate(f"{m:.2f}" if v else "n/a", (x, m / 2 if v else 0), ha="center",
-                    va="center" if v else "bottom", fontsize=8, color="white" if v else "black")
+        if log or not v:       # above the bar (log axis: the whisker may hide it, fine)
+            ax.annotate(f"{m:.3g}" if v else "n/a", (x, m if v else 1), ha="center", va="bottom",
+                        fontsize=8, xytext=(8, 2), textcoords="offset points")
+        else:
+            ax.annotate(f"{m:.2f}", (x, m / 2), ha="center", va="center", fontsize=8,
+                        color="white")
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle=":")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_ylabel(ylabel or f"objective / {reference}")
