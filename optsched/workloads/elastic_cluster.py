@@ -14,6 +14,8 @@ paper
     (``n_jobs``) arriving uniformly on 1..T, w ~ U[200, 5000], E ~ U{50..100}, D ~ U{5..50},
     K ~ U{10..50}, v ~ U[0.001, 0.05] slots, U ~ U[10, 100] ms, pi ~ U[30, 575] MB; capacities
     scaled so that each resource's total is kappa ~ U[0.2, 0.5] times the total ideal demand.
+    With very few jobs (about 10 at H = 150) no server can hold a worker any more; that raises
+    InvalidInstance (lower ``n_servers`` then).
 
 Tiny and small alternate the architecture by seed (even: ``ps``, odd: ``allreduce``); ``paper``
 defaults to ``ps``; ``architecture=`` overrides both. F (``weight_ratio``) is set to the (A1) upper
