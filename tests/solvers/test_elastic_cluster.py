@@ -255,3 +255,14 @@ def test_earliest_finish_tie_break_on_idle_cluster(seed):
         fastest = fastest_alone(inst, j).duration
         assert eft.plan.start == 1 and eft.plan.duration == fastest
         assert eft.plan.start + eft.plan.duration <= paper.plan.start + paper.plan.duration
+
+
+def test_literal_alg4_rejects_all_workers_on_the_ps_server():
+    """Digest Sec. 8 #11: the literal s = min(s_hat, ceil((N-g) b/B)) is 0 for g = N, so the only
+    (co-located) placement on a single server is rejected; fix #11 keeps it with one PS."""
+    wm = np.array([[4.0, 4.0]])
+    e, z = np.array([1.0, 1.0]), np.array([0.0, 1.0])
+    fixed = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, 1.0, False)
+    literal = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, 1.0, True)
+    assert fixed is not None and fixed[1].tolist() == [2.0] and fixed[2].tolist() == [1.0]
+    assert literal is None
