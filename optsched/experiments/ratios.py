@@ -38,7 +38,7 @@ from optsched.experiments.table import format_table, summarize, write_summary_cs
 from optsched.registry import FAMILIES
 
 #: Default number of seeds per family (a family may set ``RATIO_SEEDS`` in its solvers module).
-DEFAULT_SEEDS = 4
+DEFAULT_SEEDS = 8
 #: Default preset (a family may set ``RATIO_PRESET`` in its solvers module).
 DEFAULT_PRESET = "tiny"
 #: Default time limit (s) per exact solve, and per bound/algorithm call.
