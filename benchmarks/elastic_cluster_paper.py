@@ -2,6 +2,8 @@
 of A_online against FIFO, DRF, AntMan and Tiresias for PS and all-reduce, A_online's run time, and
 A_maxweight against Jain et al.'s greedy on one batch.
 
+Also Fig. 4 (A_online's sum w c against F, which enters lambda) and Fig. 7 (run time against J).
+
 Usage: python benchmarks/elastic_cluster_paper.py [n_jobs] [seeds]
 (defaults: 100 jobs, seeds 0 1; H = 150, T = 150). One run per (architecture, seed, method); every
 schedule is checked by the registry's verify (preemptive baselines by verify_preemptive).
@@ -9,6 +11,7 @@ schedule is checked by the registry's verify (preemptive baselines by verify_pre
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import sys
 import time
@@ -52,8 +55,31 @@ def batch_vs_jain(n_jobs: int, seed: int, tau: int = 64) -> None:
               f"Jain greedy {jain:.0f}, total {sum(j.weight for j in inst.jobs):.0f}")
 
 
+def f_sweep(n_jobs: int, seed: int, values=(1, 10, 100, 1000, 10000)) -> None:
+    """Fig. 4: F only changes lambda = 2 T H R F + 1 (the instance's own F is the (A1) ratio)."""
+    for arch in ("ps", "allreduce"):
+        inst = generate("paper", seed, architecture=arch, n_jobs=n_jobs)
+        row = []
+        for f in values:
+            res = solve(dataclasses.replace(inst, weight_ratio=float(f)), "a_online_compact")
+            row.append(f"F={f}: {res.objective:.4g}")
+        print(f"F sweep {arch} (instance F = {inst.weight_ratio:.0f}): " + ", ".join(row))
+
+
+def time_sweep(seed: int, sizes=(50, 100, 150)) -> None:
+    """Fig. 7: A_online (compact) run time against the number of jobs."""
+    for arch in ("ps", "allreduce"):
+        row = []
+        for n in sizes:
+            res = solve(generate("paper", seed, architecture=arch, n_jobs=n), "a_online_compact")
+            row.append(f"J={n}: {res.runtime_s:.1f}s")
+        print(f"run time {arch}: " + ", ".join(row))
+
+
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     seeds = tuple(int(s) for s in sys.argv[2:]) or (0, 1)
     compare(n, seeds)
     batch_vs_jain(n, seeds[0])
+    f_sweep(n, seeds[0])
+    time_sweep(seeds[0])
