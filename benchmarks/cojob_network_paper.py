@@ -53,6 +53,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--iterations", type=int, nargs="*")
     ap.add_argument("--iteration-scale", type=float)
+    ap.add_argument("--placement", choices=("random", "gpu_servers"))
     ap.add_argument("--cojobs", type=int)
     ap.add_argument("--load", type=float)
     ap.add_argument("--comm-comp", type=float)
@@ -63,6 +64,8 @@ def main() -> None:
         over["iterations"] = tuple(args.iterations)
     if args.iteration_scale:
         over["iteration_scale"] = args.iteration_scale
+    if args.placement:
+        over["placement"] = args.placement
     if args.cojobs:
         over["cojobs"] = args.cojobs
     if args.load:

@@ -15,7 +15,10 @@ paper
     placed on random distinct hosts of 23 servers with 1 Gbps (125 MB/s) links, all released at 0.
     The iteration counts are multiplied by ``iteration_scale`` (default 0.1: 50/100/200/400, so a
     recorded, verified run has ~13k events instead of ~130k; stage loads keep their proportions, so
-    PDA's orders are the same; ``iteration_scale=1`` gives the paper's counts)
+    PDA's orders are the same; ``iteration_scale=1`` gives the paper's counts).
+    ``placement="gpu_servers"`` puts every worker on one of the testbed's 3 GPU servers (hosts 0-2)
+    and the PS on the 20 CPU servers (the paper does not give the mapping: digest E32); the default
+    ``random`` spreads workers and PS over all 23 servers
     (the closed loop of the testbed, which re-launches a cojob when one finishes its third stage,
     depends on the schedule and cannot be a fixed arrival time; ``waves`` > 1 releases further
     rounds of the four cojobs at fixed gaps instead).
@@ -110,11 +113,17 @@ def ps_flows(workers, servers, model_mb: float) -> tuple:
     return tuple((s, d, x) for (s, d), x in sorted(flows.items()))
 
 
-def _ps_cojob(rng, machines, model, arrival, n_jobs, W, iterations, comm_comp, capacity) -> Cojob:
+def _ps_cojob(rng, machines, model, arrival, n_jobs, W, iterations, comm_comp, capacity,
+              gpu_hosts: int = 0) -> Cojob:
     jobs = []
     for j in range(n_jobs):
-        hosts = rng.choice(machines, size=2 * W, replace=False)
-        flows = ps_flows(sorted(int(h) for h in hosts[:W]), sorted(int(h) for h in hosts[W:]),
+        if gpu_hosts:   # workers on the GPU servers 0..gpu_hosts-1, PS on the CPU servers
+            workers = rng.choice(gpu_hosts, size=W, replace=False)
+            servers = gpu_hosts + rng.choice(machines - gpu_hosts, size=W, replace=False)
+        else:
+            hosts = rng.choice(machines, size=2 * W, replace=False)
+            workers, servers = hosts[:W], hosts[W:]
+        flows = ps_flows(sorted(int(h) for h in workers), sorted(int(h) for h in servers),
                          MODELS[model])
         compute = 0.0
         if comm_comp is not None:
@@ -133,12 +142,15 @@ def _bottleneck(flows, machines: int) -> float:
 
 def _testbed(rng, seed, *, machines=23, capacity=125.0, workers=2, jobs=8,
              iterations=(500, 1000, 2000, 4000), iteration_scale=0.1, waves=1, wave_gap=0.0,
-             comm_comp=None) -> Instance:
+             comm_comp=None, placement="random") -> Instance:
+    if placement not in ("random", "gpu_servers"):
+        raise InvalidInstance(f"placement: must be random or gpu_servers, got {placement!r}")
+    gpu_hosts = 3 if placement == "gpu_servers" else 0
     if iteration_scale <= 0:
         raise InvalidInstance(f"iteration_scale: must be > 0, got {iteration_scale}")
     iterations = tuple(max(1, round(n * iteration_scale)) for n in iterations)
     cojobs = [_ps_cojob(rng, machines, model, w * wave_gap, jobs, workers, iterations, comm_comp,
-                        capacity)
+                        capacity, gpu_hosts)
               for w in range(waves) for model in MODELS]
     return Instance(machines, tuple(cojobs), capacity, name=f"paper-testbed-{seed}")
 

@@ -69,3 +69,13 @@ def test_ps_flows_drop_local_traffic():
     flows = ps_flows([0, 1], [1, 2], 100.0)
     assert (1, 1, 50.0) not in flows and (0, 1, 50.0) in flows and (2, 0, 50.0) in flows
     assert len(flows) == 6
+
+
+def test_testbed_gpu_server_placement():
+    inst = generate("paper", 0, placement="gpu_servers")
+    for c in inst.cojobs:
+        for job in c.jobs:
+            workers = {s for s, d, _ in job.flows if s < 3}
+            assert len(workers) == 2 and all((s < 3) != (d < 3) for s, d, _ in job.flows)
+    with pytest.raises(InvalidInstance, match="placement: must be random or gpu_servers"):
+        generate("paper", 0, placement="rack")
