@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
+import signal
+import threading
+import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import Iterator
 
@@ -60,7 +64,8 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
     if ctx.get_start_method() == "forkserver":
         ctx.set_forkserver_preload(["optsched.experiments.ratios", "pyomo.environ",
                                     "optsched.solvers.highs", *preload])
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                               initargs=(os.getpid(),))
     try:
         yield pool
     except BaseException:
@@ -70,13 +75,37 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
         pool.shutdown(wait=True)
 
 
+def _worker_init(run_pid: int) -> None:
+    """Make a local worker die with the run (a SIGKILLed run must not leave orphans solving)."""
+    if os.getppid() == run_pid:                            # forked from the run itself
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+            if os.getppid() == run_pid:                    # else the run died before prctl
+                return
+            os._exit(1)
+        except (OSError, AttributeError):
+            pass
+
+    def watch():                                           # forkserver / non-Linux: poll
+        while True:
+            try:
+                os.kill(run_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:
+                pass
+            time.sleep(1.0)
+
+    threading.Thread(target=watch, daemon=True, name="optsched-parent-watch").start()
+
+
 def _start_method() -> str:
     """``fork`` while this process has a single thread (workers inherit the imported solvers: no
     start-up cost; HiGHS has not run here), else ``forkserver`` (forking a threaded process is
     unsafe) -- unless ``__main__`` cannot be re-imported (``python -``), where only fork works."""
-    import os
     import sys
-    import threading
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return "spawn"

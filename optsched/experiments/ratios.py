@@ -355,7 +355,6 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
     try:
         preload = sorted({f"optsched.solvers.{t['family']}" for t in todo})
         with executor(workers, scheduler, preload) as ex:
-            # the bar after the pool: tqdm's monitor thread would rule out forking the workers
             bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
             # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
             limit = 1 if isinstance(ex, InlineExecutor) else len(todo)
@@ -403,7 +402,10 @@ def _progress(progress, total, initial):
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=initial, desc="ratios", unit="inst", file=sys.stderr)
+    class Bar(tqdm):
+        monitor_interval = 0       # no monitor thread: local workers are forked after this
+
+    return Bar(total=total, initial=initial, desc="ratios", unit="inst", file=sys.stderr)
 
 
 def _sorted(rows: Iterable[dict]) -> list[dict]:
