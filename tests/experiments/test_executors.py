@@ -55,3 +55,44 @@ def test_bad_scheduler_address_is_a_user_error(monkeypatch):
     with pytest.raises(OptschedError, match="--scheduler: cannot connect"):
         with executor(scheduler="tcp://127.0.0.1:1"):
             pass
+
+
+def _procs_with(marker: str) -> list[int]:
+    from pathlib import Path
+
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes().decode(errors="ignore"):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc"), reason="needs /proc")
+def test_sigkilled_run_leaves_no_worker_behind(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "pool"
+    code = ("from optsched.experiments.ratios import run_ratios; "
+            f"run_ratios(families=[{FAMILY!r}], seeds=40, workers=2, out={str(out)!r}, "
+            "progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    path = out / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (path.exists() and path.stat().st_size):
+        assert proc.poll() is None
+        time.sleep(0.05)
+    assert len(_procs_with(str(out))) >= 3              # the run and its two workers
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _procs_with(str(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _procs_with(str(out)) == []
