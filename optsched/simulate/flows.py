@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Hashable, Protocol
 
@@ -200,7 +201,6 @@ class Simulator:
     # ---- main loop ----
     def run(self) -> SimResult:
         """Simulate until every job is done and return the :class:`SimResult`."""
-        import time
         wall = time.perf_counter()
         while self._left > 0:
             self._admit_arrivals()
