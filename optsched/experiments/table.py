@@ -98,7 +98,8 @@ def _f(v, spec=".3f") -> str:
 def format_table(rows: list[dict], max_notes: int = 12) -> str:
     """The ratios table: one line per (family, method), then notes on findings and failures.
 
-    Columns: family, method, kind, instances (``n``), ALG/OPT mean and max over instances with a
+    Columns: family, method, kind, instances (``n``; ``m/n`` when only m had a proven optimum),
+    ALG/OPT mean and max over instances with a
     proven optimum, the claimed guarantee (max over instances; ``!`` marks a method whose measured
     ratio exceeds its instance's guarantee somewhere), LB/OPT mean and min for bounds, violations,
     failures, time-outs, and the median runtime.
@@ -111,7 +112,10 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
         guarantee = _f(s["guarantee"], ".3g")
         if s["over_guarantee"]:
             guarantee += f" !{s['over_guarantee']}"
-        lines.append((s["family"], s["method"], s["kind"] or "-", str(s["instances"]),
+        n = str(s["instances"])
+        if s["kind"] != "exact" and s["measured"] != s["instances"]:
+            n = f"{s['measured']}/{n}"          # ratios measured on fewer instances (no OPT, ...)
+        lines.append((s["family"], s["method"], s["kind"] or "-", n,
                       _f(s["alg_opt_mean"], ".4f"), _f(s["alg_opt_max"], ".4f"), guarantee,
                       _f(s["lb_opt_mean"], ".4f"), _f(s["lb_opt_min"], ".4f"),
                       str(s["violations"]), str(s["failures"]), str(s["timeouts"]),
@@ -140,13 +144,24 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
     failed = [r for r in rows if is_failure(r)]
     if failed:
         notes.append("failures:")
-        notes += [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: "
-                  f"{r.get('error') or 'status ' + str(r.get('status'))}" for r in failed[:max_notes]]
+        notes += [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: {_failure(r)}"
+                  for r in failed[:max_notes]]
         notes += _more(failed, max_notes)
     for r in rows:
         if r.get("status") == "skipped":
             notes.append(f"skipped family {r['family']}: {r.get('error')}")
     return text + "\n\n" + "\n".join(notes)
+
+
+def _failure(row: dict) -> str:
+    if row.get("error"):
+        return row["error"]
+    if row.get("kind") == "exact":
+        return (f"status {row.get('status')}: optimality not proven (objective "
+                f"{row.get('objective')}, bound {row.get('lower_bound')}); instance excluded from "
+                f"the ratios")
+    return f"status {row.get('status')}: no schedule" if row.get("kind") != "bound" else \
+        f"status {row.get('status')}: no bound"
 
 
 def _why(row: dict) -> str:
