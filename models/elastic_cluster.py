@@ -107,7 +107,7 @@ def build_batch(inst: Instance, jobs, tau: int) -> pyo.ConcreteModel:
 def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool):
     """Variables and constraints M1-M12 (+ M9) of digest Sec. 3.2 on slots 1..last_slot."""
     m = pyo.ConcreteModel(name="elastic_cluster")
-    H, R, ps = range(inst.n_servers), range(inst.n_res), inst.is_ps
+    H, ps = range(inst.n_servers), inst.is_ps
     conf = {(j, k): c for j in jobs
             for k, c in enumerate(model_configs(inst, j, last_slot - starts[j][0] + 1))}
     m.conf = conf
@@ -121,7 +121,7 @@ def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool
     chosen = {j: sum(a for (jj, _), a in A.items() if jj == j) for j in jobs}
     q1 = {j: sum(a for (jj, k), a in A.items() if jj == j and conf[jj, k][2] == 1) for j in jobs}
     q0 = {j: chosen[j] - q1[j] for j in jobs}
-    M, P = range(len(inst.worker_types)), range(len(inst.ps_types))
+    M = range(len(inst.worker_types))
     m.y = pyo.Var([(j, h, w) for j in jobs for h in H for w in M], domain=pyo.NonNegativeIntegers,
                   bounds=lambda _, j, h, w: (0, inst.jobs[j].chunks))
     m.sigma = pyo.Var([(j, h) for j in jobs for h in H], domain=pyo.Binary)
@@ -236,7 +236,7 @@ def extract_plans(inst: Instance, m: pyo.ConcreteModel) -> dict:
     """job -> Plan read from a solved :func:`build_offline` / :func:`build_batch` model (jobs not
     scheduled in a batch model are absent)."""
     out = {}
-    H, M, P = range(inst.n_servers), range(len(inst.worker_types)), range(len(inst.ps_types))
+    H, P = range(inst.n_servers), range(len(inst.ps_types))
     for j, k, t in m.JKT:
         if pyo.value(m.X[j, k, t]) > 0.5:
             w, p, q, n, d = m.conf[j, k]
@@ -275,7 +275,6 @@ def enumerate_columns(inst: Instance, j: int, tau: int) -> list[Column]:
     H = inst.n_servers
     for w, p, q, n, d in model_configs(inst, j, tau - 1):
         for workers, ps in _placements(inst, w, p, q, n):
-            plan = Plan(1, d, w, p, q, workers, ps)
             use = np.outer(workers, inst.e[w]) + (np.outer(ps, inst.z[p]) if inst.is_ps else 0)
             if (use > inst.cap + TOL).any():
                 continue

@@ -138,7 +138,6 @@ def build_rl(inst: Instance, mode: str = "paper_full") -> pyo.ConcreteModel:
     """
     horizon = trivial_horizon(inst)
     m = _base(inst, horizon, None)
-    tc = inst.tc
     m.z = pyo.Var(m.T, m.G, bounds=(0, horizon))
     m.z_le_x = pyo.Constraint(m.T, m.G, rule=lambda m, n, r, k, g: m.z[n, r, k, g] <= m.x[n, r, k])
     m.z_le_y = pyo.Constraint(m.T, m.G, rule=lambda m, n, r, k, g: m.z[n, r, k, g] <= horizon * m.y[n, r, k, g])

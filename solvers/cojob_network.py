@@ -341,13 +341,13 @@ def exact(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
     order = cm.extract_order(instance, model)
     value = sum_sct(instance, _sim_of(instance, order))
     info["f_order_value"] = value
-    if rep.status is SolveStatus.OPTIMAL and value > rep.objective * (1 + 1e-9) + 1e-9:
+    if rep.status is SolveStatus.OPTIMAL and value > rep.objective * (1 + 1e-6) + 1e-9:
         orders = chain_orders(instance, BF_LIMIT)
         if orders:
             info["bf_orders"] = len(orders)
             value, order = min((sum_sct(instance, _sim_of(instance, o)), o) for o in orders)
     schedule = schedule_of(simulate(instance, StageOrder(order)), order, "stage_order")
-    proven = rep.status is SolveStatus.OPTIMAL and value <= rep.objective * (1 + 1e-9) + 1e-9
+    proven = rep.status is SolveStatus.OPTIMAL and value <= rep.objective * (1 + 1e-6) + 1e-9
     status = SolveStatus.OPTIMAL if proven else (
         SolveStatus.FEASIBLE if rep.status is SolveStatus.OPTIMAL else rep.status)
     bound = rep.objective if rep.status is SolveStatus.OPTIMAL else rep.bound

@@ -32,8 +32,8 @@ from functools import cached_property
 
 import numpy as np
 
-from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, as_float, as_int, as_list, fail
+from optsched.problems.fields import (Reader, Validated, as_float, as_int, as_list, fail, infeasible,
+                                      readonly)
 
 FAMILY = "cojob_network"
 FORMAT_VERSION = 1
@@ -96,7 +96,7 @@ class Cojob:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(Validated):
     """A Grouper instance: ``machines`` = P, port ``capacity`` and the cojobs.
 
     Stages are ``(g, k)`` with 0-based ``g`` and ``k`` (the paper's ``M_{g,k+1}``).
@@ -108,8 +108,6 @@ class Instance:
     name: str = ""
     FAMILY = FAMILY
 
-    def __post_init__(self):
-        Instance.from_dict(self.to_dict())  # validate instances built in Python too
 
     @property
     def n_ports(self) -> int:
@@ -126,7 +124,7 @@ class Instance:
         time units at the port capacity. Read-only arrays."""
         out = {}
         for g, k in self.stages:
-            out[g, k] = _readonly(stage_load(self, g, k))
+            out[g, k] = readonly(stage_load(self, g, k))
         return out
 
     def to_dict(self) -> dict:
@@ -324,19 +322,19 @@ def _coflow_done(instance: Instance, finish: dict, g: int, j: int, i: int) -> fl
     done = [finish.get((g, j, i, f)) for f in range(len(flows))]
     if any(t is None for t in done):
         f = done.index(None)
-        _infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
+        infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
     return max(done)
 
 
 def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
     if len(schedule.starts) != len(instance.cojobs):
-        _infeasible(f"(8) starts has {len(schedule.starts)} cojobs, instance {len(instance.cojobs)}")
+        infeasible(f"(8) starts has {len(schedule.starts)} cojobs, instance {len(instance.cojobs)}")
     for g, cojob in enumerate(instance.cojobs):
         if len(schedule.starts[g]) != len(cojob.jobs):
-            _infeasible(f"(8) starts[{g}] has {len(schedule.starts[g])} jobs, need {len(cojob.jobs)}")
+            infeasible(f"(8) starts[{g}] has {len(schedule.starts[g])} jobs, need {len(cojob.jobs)}")
         for j, job in enumerate(cojob.jobs):
             if len(schedule.starts[g][j]) != job.stages:
-                _infeasible(f"(8) starts[{g}][{j}] has {len(schedule.starts[g][j])} stages, "
+                infeasible(f"(8) starts[{g}][{j}] has {len(schedule.starts[g][j])} stages, "
                             f"job runs {job.stages}")
 
 
@@ -347,14 +345,14 @@ def _integrate(instance: Instance, schedule: Schedule):
     last_end = 0.0
     for n, seg in enumerate(schedule.segments):
         if seg.t1 < seg.t0 or seg.t0 < last_end - TOL:
-            _infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) is empty-negative or overlaps "
+            infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) is empty-negative or overlaps "
                         f"the previous one")
         last_end = seg.t1
         port = np.zeros(instance.n_ports)
         for g, j, i, f, rate in seg.rates:
             s, d, _ = _flow(instance, g, j, i, f, n)
             if rate < 0:
-                _infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} < 0 in segment {n}")
+                infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} < 0 in segment {n}")
             port[s] += rate
             port[instance.machines + d] += rate
             if rate > 0 and seg.t1 > seg.t0:
@@ -371,9 +369,9 @@ def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
         job = instance.cojobs[g].jobs[j]
         flow = job.flows[f]
     except IndexError:
-        _infeasible(f"(5) segment {n} names flow ({g},{j},{i},{f}), which does not exist")
+        infeasible(f"(5) segment {n} names flow ({g},{j},{i},{f}), which does not exist")
     if not 1 <= i <= instance.cojobs[g].iterations[job.stages - 1]:
-        _infeasible(f"(5) segment {n}: job ({g},{j}) has no iteration {i}")
+        infeasible(f"(5) segment {n}: job ({g},{j}) has no iteration {i}")
     return flow
 
 
@@ -382,7 +380,7 @@ def _check_ports(instance: Instance, port: np.ndarray, cap: float, seg: Segment)
     if port[p] > cap:
         eq = "(11)" if p < instance.machines else "(10)"
         kind = "ingress" if p < instance.machines else "egress"
-        _infeasible(f"{eq} {kind} port {p} at [{seg.t0:g}, {seg.t1:g}): load {port[p]:.9g} > "
+        infeasible(f"{eq} {kind} port {p} at [{seg.t0:g}, {seg.t1:g}): load {port[p]:.9g} > "
                     f"capacity {instance.capacity:g}")
 
 
@@ -400,11 +398,11 @@ def _check_job(instance, schedule, g, j, first, finish, sent, stage_done) -> Non
                 key = (g, j, i, f)
                 got = sent.get(key, 0.0)
                 if abs(got - size) > TOL * max(1.0, size):
-                    _infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends {got:.9g} "
+                    infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends {got:.9g} "
                                 f"of {size:g} bytes")
                 if first[key] < release - TOL * max(1.0, release):
                     eq = "(6)-(7)" if i > (cojob.iterations[k - 1] if k else 0) + 1 else "(6)-(8)"
-                    _infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
+                    infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
                                 f"{first[key]:g} before its release {release:g}")
             prev_done = max(finish[g, j, i, f] for f in range(len(job.flows)))
 
@@ -414,19 +412,12 @@ def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
     ref = cojob.alive(k)[0]
     other = schedule.starts[g][ref][k]
     if abs(start - other) > TOL * max(1.0, abs(start)):
-        _infeasible(f"(8) cojob {g} stage {k + 1}: job {j} starts at {start:g}, job {ref} at {other:g}")
+        infeasible(f"(8) cojob {g} stage {k + 1}: job {j} starts at {start:g}, job {ref} at {other:g}")
     earliest = stage_done[g][k - 1] if k else cojob.arrival
     if start < earliest - TOL * max(1.0, earliest):
         eq = "(8)" if k else "(9)"
-        _infeasible(f"{eq} cojob {g} stage {k + 1}: job {j} starts at {start:g} before "
+        infeasible(f"{eq} cojob {g} stage {k + 1}: job {j} starts at {start:g} before "
                     f"{'S_{g,k-1}' if k else 'arrival'} = {earliest:g}")
 
 
-def _infeasible(message: str):
-    raise InfeasibleSchedule(message)
 
-
-def _readonly(values) -> np.ndarray:
-    arr = np.array(values, dtype=float)
-    arr.flags.writeable = False
-    return arr

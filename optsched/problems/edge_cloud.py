@@ -34,8 +34,7 @@ from functools import cached_property
 
 import numpy as np
 
-from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, as_int, as_list, fail
+from optsched.problems.fields import Reader, Validated, as_int, as_list, fail, infeasible, readonly
 
 FAMILY = "edge_cloud"
 FORMAT_VERSION = 1
@@ -108,7 +107,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(Validated):
     """Servers (``workers[s][u] = W_su``, ``ps[s][v] = P_sv``) and jobs; ``horizon`` (T), ``f1``,
     ``f2`` parametrise the price functions (7), (8) of A_online (the paper's algorithm is
     semi-online: it must know T). ``cloud`` lists the indices of cloud servers (informational)."""
@@ -123,8 +122,6 @@ class Instance:
     name: str = ""
     FAMILY = FAMILY
 
-    def __post_init__(self):
-        Instance.from_dict(self.to_dict())  # validate instances built in Python too
 
     @property
     def n_servers(self) -> int:
@@ -141,12 +138,12 @@ class Instance:
     @cached_property
     def W(self) -> np.ndarray:
         """``W_su`` as a read-only servers x worker-types int array."""
-        return _readonly(self.workers)
+        return readonly(self.workers, dtype=np.int64)
 
     @cached_property
     def P(self) -> np.ndarray:
         """``P_sv`` as a read-only servers x PS-types int array."""
-        return _readonly(self.ps)
+        return readonly(self.ps, dtype=np.int64)
 
     def to_dict(self) -> dict:
         d = {"family": FAMILY, "format_version": FORMAT_VERSION,
@@ -278,7 +275,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     _check_job_count(instance, schedule)
     for j, runs in enumerate(schedule.runs):
         if len(runs) != 1:
-            _infeasible(f"(2c)/(2d) job {j}: {len(runs)} runs; workers and PS must stay fixed "
+            infeasible(f"(2c)/(2d) job {j}: {len(runs)} runs; workers and PS must stay fixed "
                         "over one contiguous run")
         run = runs[0]
         _check_run(instance, j, run, respect_delay=True)
@@ -286,7 +283,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         xi = int(run.colocated)
         need = job.required(xi)
         if run.n_workers * run.length < need:  # (2e) with xi = actual co-location (2f)
-            _infeasible(f"(2e) job {j}: {run.n_workers} workers x {run.length} slots = "
+            infeasible(f"(2e) job {j}: {run.n_workers} workers x {run.length} slots = "
                         f"{run.n_workers * run.length} worker-slots < {need} needed (xi={xi})")
     _check_capacity(instance, schedule)
     return float(sum(runs[0].end - job.arrival for runs, job in zip(schedule.runs, instance.jobs)))
@@ -308,11 +305,11 @@ def verify_preemptive(instance: Instance, schedule: Schedule, *, overhead: float
         for k, run in enumerate(runs):
             _check_run(instance, j, run, respect_delay=respect_delay)
             if k and run.start <= runs[k - 1].end:
-                _infeasible(f"(2c) job {j}: runs {k - 1} and {k} overlap or are out of order")
+                infeasible(f"(2c) job {j}: runs {k - 1} and {k} overlap or are out of order")
             slots = max(0.0, run.length - (overhead if k else 0.0))
             done += run.n_workers * slots / job.per_batch(int(run.colocated))
         if done < job.work * (1 - TOL):
-            _infeasible(f"(2e) job {j}: trains {done:.6g} mini-batches < {job.work} needed")
+            infeasible(f"(2e) job {j}: trains {done:.6g} mini-batches < {job.work} needed")
     _check_capacity(instance, schedule)
     return float(sum(max(r.end for r in runs) - job.arrival
                      for runs, job in zip(schedule.runs, instance.jobs)))
@@ -320,7 +317,7 @@ def verify_preemptive(instance: Instance, schedule: Schedule, *, overhead: float
 
 def _check_job_count(instance: Instance, schedule: Schedule) -> None:
     if len(schedule.runs) != len(instance.jobs):
-        _infeasible(f"schedule: {len(schedule.runs)} jobs scheduled, instance has {len(instance.jobs)}")
+        infeasible(f"schedule: {len(schedule.runs)} jobs scheduled, instance has {len(instance.jobs)}")
 
 
 def _check_run(instance: Instance, j: int, run: Run, *, respect_delay: bool) -> None:
@@ -328,27 +325,27 @@ def _check_run(instance: Instance, j: int, run: Run, *, respect_delay: bool) -> 
     job = instance.jobs[j]
     S = instance.n_servers
     if run.end < run.start:
-        _infeasible(f"(2k) job {j}: ends at slot {run.end} before it starts at {run.start}")
+        infeasible(f"(2k) job {j}: ends at slot {run.end} before it starts at {run.start}")
     if not 0 <= run.ps < S:
-        _infeasible(f"(2b) job {j}: PS on server {run.ps}, which does not exist")
+        infeasible(f"(2b) job {j}: PS on server {run.ps}, which does not exist")
     seen = set()
     for s, n in run.workers:
         if not 0 <= s < S:
-            _infeasible(f"(2g) job {j}: workers on server {s}, which does not exist")
+            infeasible(f"(2g) job {j}: workers on server {s}, which does not exist")
         if s in seen:
-            _infeasible(f"(2c) job {j}: server {s} listed twice in one run")
+            infeasible(f"(2c) job {j}: server {s} listed twice in one run")
         seen.add(s)
         if n < 1:
-            _infeasible(f"(2a) job {j}: {n} workers on server {s}")
+            infeasible(f"(2a) job {j}: {n} workers on server {s}")
     if not 1 <= run.n_workers <= job.chunks:
-        _infeasible(f"(2a) job {j}: {run.n_workers} workers, allowed 1..{job.chunks}")
+        infeasible(f"(2a) job {j}: {run.n_workers} workers, allowed 1..{job.chunks}")
     if not respect_delay and run.start < job.arrival:
-        _infeasible(f"(2i) job {j}: starts at slot {run.start} before its arrival {job.arrival}")
+        infeasible(f"(2i) job {j}: starts at slot {run.start} before its arrival {job.arrival}")
     if respect_delay:
         for s in sorted(seen | {run.ps}):
             ready = job.arrival + job.delay[s]
             if run.start < ready:
-                _infeasible(f"(2i) job {j}: uses server {s} from slot {run.start}, data ready at {ready}")
+                infeasible(f"(2i) job {j}: uses server {s} from slot {run.start}, data ready at {ready}")
 
 
 def _check_capacity(instance: Instance, schedule: Schedule) -> None:
@@ -367,17 +364,9 @@ def _check_capacity(instance: Instance, schedule: Schedule) -> None:
             load += delta
             if load > cap:
                 what = "worker" if eq == "(2g)" else "PS"
-                _infeasible(f"{eq} server {s} {what} type {typ} at slot {t}: {load} > {cap}")
+                infeasible(f"{eq} server {s} {what} type {typ} at slot {t}: {load} > {cap}")
 
 
-def _infeasible(message: str):
-    raise InfeasibleSchedule(message)
-
-
-def _readonly(rows) -> np.ndarray:
-    arr = np.array(rows, dtype=np.int64)
-    arr.setflags(write=False)
-    return arr
 
 
 __all__ = ["FAMILY", "Instance", "Job", "Run", "Schedule", "required_worker_slots", "verify",

@@ -33,8 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, as_int, fail
+from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
 
 FAMILY = "elastic_cluster"
 FORMAT_VERSION = 1
@@ -98,7 +97,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(Validated):
     """An elastic_cluster instance (architecture ``ps`` or ``allreduce``).
 
     ``capacity[h][r]`` = C_h^r; ``worker_types`` / ``ps_types`` (empty for all-reduce); jobs;
@@ -117,8 +116,6 @@ class Instance:
     name: str = ""
     FAMILY = FAMILY
 
-    def __post_init__(self):
-        Instance.from_dict(self.to_dict())  # validate instances built in Python too
 
     # ----------------------------------------------------------------------------- sizes
     @property
@@ -136,22 +133,22 @@ class Instance:
     @cached_property
     def cap(self) -> np.ndarray:
         """C as a read-only H x R array."""
-        return _readonly(self.capacity)
+        return readonly(self.capacity)
 
     @cached_property
     def e(self) -> np.ndarray:
         """Worker demands e_m^r, M x R."""
-        return _readonly([t.demand for t in self.worker_types])
+        return readonly([t.demand for t in self.worker_types])
 
     @cached_property
     def z(self) -> np.ndarray:
         """PS demands z_p^r, P x R (0 x R for all-reduce)."""
-        return _readonly([t.demand for t in self.ps_types]).reshape(len(self.ps_types), self.n_res)
+        return readonly([t.demand for t in self.ps_types]).reshape(len(self.ps_types), self.n_res)
 
     @cached_property
     def unit(self) -> np.ndarray:
         """Normalising unit per resource: mean_h C_h^r (digest Sec. 3.7 "normalized" units)."""
-        return _readonly(np.maximum(self.cap.mean(axis=0), 1e-12))
+        return readonly(np.maximum(self.cap.mean(axis=0), 1e-12))
 
     # ----------------------------------------------------------------------------- rates
     def comm(self, j: int, m: int) -> float:
@@ -362,11 +359,11 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     _check_count(instance, schedule)
     for j, plan in enumerate(schedule.plans):
         if plan.segments:
-            _infeasible(f"(2a) job {j}: preempted (segments given); this model is non-preemptive")
+            infeasible(f"(2a) job {j}: preempted (segments given); this model is non-preemptive")
         _check_plan(instance, j, plan)
         phi = sum(plan.workers)
         if plan.duration * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
-            _infeasible(f"(2f) job {j}: {plan.duration} slots x {phi} workers train "
+            infeasible(f"(2f) job {j}: {plan.duration} slots x {phi} workers train "
                         f"{plan.duration * phi * _rate(instance, j, plan, phi):.6g} < W_j = "
                         f"{instance.jobs[j].work} mini-batches")
     _check_capacity(instance, [(p, [(p.start, p.start + p.duration - 1)]) for p in schedule.plans])
@@ -384,13 +381,13 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
         segs = list(plan.segments) or [(plan.start, plan.start + plan.duration - 1)]
         for (f1, l1), (f2, _) in zip(segs, segs[1:]):
             if f2 <= l1:
-                _infeasible(f"(2a) job {j}: segments overlap or are unordered at slot {f2}")
+                infeasible(f"(2a) job {j}: segments overlap or are unordered at slot {f2}")
         if segs[0][0] != plan.start or any(f > l for f, l in segs):
-            _infeasible(f"(2a) job {j}: segments must start at {plan.start} and be non-empty")
+            infeasible(f"(2a) job {j}: segments must start at {plan.start} and be non-empty")
         phi = sum(plan.workers)
         slots = sum(l - f + 1 for f, l in segs) - overhead * (len(segs) - 1)
         if slots * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
-            _infeasible(f"(2f) job {j}: its segments train fewer than W_j mini-batches")
+            infeasible(f"(2f) job {j}: its segments train fewer than W_j mini-batches")
         runs.append((plan, segs))
     _check_capacity(instance, runs)
     return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
@@ -398,7 +395,7 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
 
 def _check_count(instance: Instance, schedule: Schedule) -> None:
     if len(schedule.plans) != len(instance.jobs):
-        _infeasible(f"(2a) schedule has {len(schedule.plans)} jobs, instance has "
+        infeasible(f"(2a) schedule has {len(schedule.plans)} jobs, instance has "
                     f"{len(instance.jobs)}: every job must start exactly once")
 
 
@@ -406,36 +403,36 @@ def _check_plan(inst: Instance, j: int, plan: Plan) -> None:
     """Per-job constraints (2a)-(2g), (2i), (2j) and the domains (2k)-(2o)."""
     job, H = inst.jobs[j], inst.n_servers
     if plan.start < job.arrival:
-        _infeasible(f"(2j) job {j}: starts at {plan.start} before its arrival {job.arrival}")
+        infeasible(f"(2j) job {j}: starts at {plan.start} before its arrival {job.arrival}")
     if len(plan.workers) != H or len(plan.ps) != H:
-        _infeasible(f"(2k) job {j}: workers/ps must list {H} servers")
+        infeasible(f"(2k) job {j}: workers/ps must list {H} servers")
     if not 0 <= plan.worker_type < len(inst.worker_types):
-        _infeasible(f"(2b) job {j}: worker type {plan.worker_type} does not exist")
+        infeasible(f"(2b) job {j}: worker type {plan.worker_type} does not exist")
     phi = sum(plan.workers)
     if phi < 1:
-        _infeasible(f"(2f) job {j}: has no worker")
+        infeasible(f"(2f) job {j}: has no worker")
     if phi > job.chunks:
-        _infeasible(f"(2g) job {j}: {phi} workers > D_j = {job.chunks}")
+        infeasible(f"(2g) job {j}: {phi} workers > D_j = {job.chunks}")
     hosts = [h for h in range(H) if plan.workers[h] > 0 or plan.ps[h] > 0]
     if plan.colocated and len(hosts) != 1:
-        _infeasible(f"(2d) job {j}: q_j = 1 but it uses servers {hosts}")
+        infeasible(f"(2d) job {j}: q_j = 1 but it uses servers {hosts}")
     if inst.is_ps:
         _check_ps(inst, j, plan)
     elif plan.ps_type != -1 or any(plan.ps):
-        _infeasible(f"(15) job {j}: all-reduce jobs have no PS (ps_type -1, no PSs)")
+        infeasible(f"(15) job {j}: all-reduce jobs have no PS (ps_type -1, no PSs)")
 
 
 def _check_ps(inst: Instance, j: int, plan: Plan) -> None:
     if not 0 <= plan.ps_type < len(inst.ps_types):
-        _infeasible(f"(2c) job {j}: PS type {plan.ps_type} does not exist")
+        infeasible(f"(2c) job {j}: PS type {plan.ps_type} does not exist")
     if sum(plan.ps) < 1:
-        _infeasible(f"(2e) job {j}: has no PS")
+        infeasible(f"(2e) job {j}: has no PS")
     b = inst.worker_types[plan.worker_type].bandwidth
     big_b = inst.ps_types[plan.ps_type].bandwidth
     total = sum(plan.workers)
     for h, s in enumerate(plan.ps):
         if s > 0 and (total - plan.workers[h]) * b > s * big_b * (1 + TOL):
-            _infeasible(f"(2i) job {j} server {h}: remote worker bandwidth "
+            infeasible(f"(2i) job {j} server {h}: remote worker bandwidth "
                         f"{(total - plan.workers[h]) * b:g} > PS bandwidth {s * big_b:g}")
 
 
@@ -464,7 +461,7 @@ def _check_capacity(inst: Instance, runs) -> None:
         if (over > TOL * np.maximum(inst.cap, 1.0)).any():
             h, r = map(int, np.argwhere(over > TOL * np.maximum(inst.cap, 1.0))[0])
             eq = "(2h)" if inst.is_ps else "(15b)"
-            _infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
+            infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
                         f"{load[h, r]:g} > {inst.cap[h, r]:g}")
 
 
@@ -480,14 +477,6 @@ def ceil_slots(x: float) -> int:
     return max(0, math.ceil(x - 1e-9))
 
 
-def _infeasible(message: str):
-    raise InfeasibleSchedule(message)
-
-
-def _readonly(rows) -> np.ndarray:
-    arr = np.array(rows, dtype=float)
-    arr.setflags(write=False)
-    return arr
 
 
 __all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "ceil_slots", "verify",

@@ -7,9 +7,11 @@ same form: ``"<path>: <what is wrong>"``, e.g. ``"jobs[3].weight: must be > 0, g
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
-from optsched.errors import InvalidInstance
+import numpy as np
+
+from optsched.errors import InfeasibleSchedule, InvalidInstance
 
 
 def fail(where: str, message: str, error: type[ValueError] = InvalidInstance):
@@ -153,3 +155,23 @@ def check_index(value: int, size: int, where: str) -> int:
     if not 0 <= value < size:
         fail(where, f"index {value} out of range 0..{size - 1}")
     return value
+
+
+def infeasible(message: str) -> NoReturn:
+    """Raise InfeasibleSchedule; ``message`` starts with the paper's equation, e.g. ``"(8) gpu 1: ..."``."""
+    raise InfeasibleSchedule(message)
+
+
+def readonly(rows, dtype=float) -> np.ndarray:
+    """``rows`` as a read-only numpy array (for cached views of tuple-stored instance data)."""
+    arr = np.array(rows, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+class Validated:
+    """Mixin for frozen instance dataclasses: an instance built in Python is validated exactly as one
+    loaded from JSON (``from_dict(to_dict())`` raises InvalidInstance naming the field)."""
+
+    def __post_init__(self):
+        type(self).from_dict(self.to_dict())

@@ -22,8 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, as_int, fail
+from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
 
 FAMILY = "hetero_gpu"
 FORMAT_VERSION = 1
@@ -64,7 +63,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(Validated):
     """A Hare_Sched instance: GPU type names and jobs. Tasks are ``(n, r, k)``."""
 
     gpus: tuple[str, ...]
@@ -72,8 +71,6 @@ class Instance:
     name: str = ""
     FAMILY = FAMILY
 
-    def __post_init__(self):
-        Instance.from_dict(self.to_dict())  # validate instances built in Python too
 
     @property
     def n_gpus(self) -> int:
@@ -92,12 +89,12 @@ class Instance:
     @cached_property
     def tc(self) -> np.ndarray:
         """T^c as a read-only jobs x GPUs array."""
-        return _readonly([j.train_time for j in self.jobs])
+        return readonly([j.train_time for j in self.jobs])
 
     @cached_property
     def ts(self) -> np.ndarray:
         """T^s as a read-only jobs x GPUs array."""
-        return _readonly([j.sync_time for j in self.jobs])
+        return readonly([j.sync_time for j in self.jobs])
 
     @cached_property
     def alpha(self) -> float:
@@ -192,7 +189,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     for (n, r, k), t in runs.items():
         job = instance.jobs[n]
         if t.start < job.arrival - TOL:  # (4)
-            _infeasible(f"(4) task ({n},{r},{k}) starts at {t.start:g} before arrival {job.arrival:g}")
+            infeasible(f"(4) task ({n},{r},{k}) starts at {t.start:g} before arrival {job.arrival:g}")
         finish[n, r, k] = t.start + job.train_time[t.gpu] + job.sync_time[t.gpu]
     _check_barriers(instance, runs, finish)
     _check_gpu_overlap(instance, runs)
@@ -215,15 +212,15 @@ def _runs_by_task(instance: Instance, schedule: Schedule) -> dict:
     runs = {}
     for t in schedule.runs:
         if t.key not in instance.task_set:
-            _infeasible(f"(5) task {t.key} does not exist in the instance")
+            infeasible(f"(5) task {t.key} does not exist in the instance")
         if t.key in runs:
-            _infeasible(f"(5) task {t.key} is scheduled more than once")
+            infeasible(f"(5) task {t.key} is scheduled more than once")
         if not 0 <= t.gpu < instance.n_gpus:
-            _infeasible(f"(5) task {t.key} on gpu {t.gpu}, which does not exist")
+            infeasible(f"(5) task {t.key} on gpu {t.gpu}, which does not exist")
         runs[t.key] = t
     missing = [i for i in instance.tasks if i not in runs]
     if missing:
-        _infeasible(f"(5) task {missing[0]} is not scheduled")
+        infeasible(f"(5) task {missing[0]} is not scheduled")
     return runs
 
 
@@ -234,7 +231,7 @@ def _check_barriers(instance: Instance, runs: dict, finish: dict) -> None:
             barrier = max(finish[n, r - 1, k] for k in range(job.tasks_per_round))
             for k in range(job.tasks_per_round):
                 if runs[n, r, k].start < barrier - TOL:
-                    _infeasible(f"(7) task ({n},{r},{k}) starts at {runs[n, r, k].start:g} before "
+                    infeasible(f"(7) task ({n},{r},{k}) starts at {runs[n, r, k].start:g} before "
                                 f"round {r - 1} of job {n} finished at {barrier:g}")
 
 
@@ -248,18 +245,10 @@ def _check_gpu_overlap(instance: Instance, runs: dict) -> None:
         for (s1, i), (s2, j) in zip(items, items[1:]):
             end = s1 + instance.jobs[i[0]].train_time[m]
             if s2 < end - TOL:
-                _infeasible(f"(8) gpu {m}: task {j} starts at {s2:g} while task {i} computes "
+                infeasible(f"(8) gpu {m}: task {j} starts at {s2:g} while task {i} computes "
                             f"until {end:g}")
 
 
-def _infeasible(message: str):
-    raise InfeasibleSchedule(message)
-
-
-def _readonly(rows) -> np.ndarray:
-    arr = np.array(rows, dtype=float)
-    arr.setflags(write=False)
-    return arr
 
 
 __all__ = ["FAMILY", "Instance", "Job", "Schedule", "TaskRun", "completion_times", "verify"]

@@ -26,8 +26,7 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 
-from optsched.errors import InfeasibleSchedule
-from optsched.problems.fields import Reader, fail
+from optsched.problems.fields import Reader, Validated, fail, infeasible
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1
@@ -59,7 +58,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Instance:
+class Instance(Validated):
     """A RAR-DDLS instance: server capacities ``O_s``, jobs, cluster constants and the horizon T.
 
     ``bw_inter`` = b^e, ``bw_intra`` = b^i, ``reduce_speed`` = C, ``alpha`` = α of f(α, k),
@@ -78,8 +77,6 @@ class Instance:
     name: str = ""
     FAMILY = FAMILY
 
-    def __post_init__(self):
-        Instance.from_dict(self.to_dict())  # validate instances built in Python too
 
     @property
     def n_servers(self) -> int:
@@ -226,7 +223,7 @@ def completion_times(instance: Instance, schedule: Schedule) -> list[int]:
                 finish[j] = t + 1  # (9): end of the slot in which progress reaches F_j
     for j, f in enumerate(finish):
         if f is None:
-            _infeasible(f"(9) job {j} does not finish by the horizon T={instance.horizon} "
+            infeasible(f"(9) job {j} does not finish by the horizon T={instance.horizon} "
                         f"({remaining[j]} of {instance.jobs[j].iterations} iterations left)")
     return [int(f) for f in finish]
 
@@ -251,20 +248,20 @@ def average_jct(instance: Instance, schedule: Schedule) -> float:
 def _check_shape(instance: Instance, schedule: Schedule) -> None:
     """(1): sum_s y_js = G_j; (5): y_js integral and >= 0; starts are slots in [0, T)."""
     if len(schedule.starts) != len(instance.jobs) or len(schedule.placements) != len(instance.jobs):
-        _infeasible(f"(1) schedule has {len(schedule.starts)} starts and {len(schedule.placements)} "
+        infeasible(f"(1) schedule has {len(schedule.starts)} starts and {len(schedule.placements)} "
                     f"placements for {len(instance.jobs)} jobs")
     for j, (a, c) in enumerate(zip(schedule.starts, schedule.placements)):
         if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < instance.horizon:
-            _infeasible(f"(4) job {j}: start {a!r} is not a slot in [0, {instance.horizon})")
+            infeasible(f"(4) job {j}: start {a!r} is not a slot in [0, {instance.horizon})")
         if len(c) != instance.n_servers:
-            _infeasible(f"(1) job {j}: placement has {len(c)} entries for {instance.n_servers} servers")
+            infeasible(f"(1) job {j}: placement has {len(c)} entries for {instance.n_servers} servers")
         for s, y in enumerate(c):
             if isinstance(y, bool) or not isinstance(y, int) or y < 0:
-                _infeasible(f"(5) job {j} server {s}: y_js = {y!r} is not a non-negative integer")
+                infeasible(f"(5) job {j} server {s}: y_js = {y!r} is not a non-negative integer")
             if y > instance.servers[s]:
-                _infeasible(f"(2) job {j} server {s}: {y} GPUs > capacity {instance.servers[s]}")
+                infeasible(f"(2) job {j} server {s}: {y} GPUs > capacity {instance.servers[s]}")
         if sum(c) != instance.jobs[j].gpus:
-            _infeasible(f"(1) job {j}: placement holds {sum(c)} GPUs, G_j = {instance.jobs[j].gpus}")
+            infeasible(f"(1) job {j}: placement holds {sum(c)} GPUs, G_j = {instance.jobs[j].gpus}")
 
 
 def _slot_speeds(instance: Instance, schedule: Schedule, active: tuple, t: int) -> dict[int, int]:
@@ -281,7 +278,7 @@ def _slot_speeds(instance: Instance, schedule: Schedule, active: tuple, t: int) 
                 split_count[s] += 1
     for s in range(n_srv):
         if used[s] > instance.servers[s]:
-            _infeasible(f"(2) server {s} over capacity at slot {t}: {used[s]} > {instance.servers[s]}")
+            infeasible(f"(2) server {s} over capacity at slot {t}: {used[s]} > {instance.servers[s]}")
     speeds = {}
     for j in active:
         c = schedule.placements[j]
@@ -291,7 +288,7 @@ def _slot_speeds(instance: Instance, schedule: Schedule, active: tuple, t: int) 
         tau = _iteration_time(instance, j, n, p)
         speed = math.floor(1.0 / tau)
         if speed < 1:
-            _infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
+            infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
         speeds[j] = speed
     return speeds
 
@@ -310,9 +307,6 @@ def _iteration_time(instance: Instance, j: int, n: int, p: int) -> float:
     compute = per_worker / instance.reduce_speed if w > 1 else 0.0
     return info + compute + instance.xi2 * n + job.fp_time * job.batch + job.bp_time
 
-
-def _infeasible(message: str):
-    raise InfeasibleSchedule(message)
 
 
 __all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "completion_times", "verify"]

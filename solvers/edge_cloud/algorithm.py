@@ -240,7 +240,6 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg
     If ``state`` is a dict, the round's final dual values are stored in it: ``eta`` (job ->
     max(0, utility), eq. (6)), ``lam`` and ``mu`` (the prices (7), (8) after the last admission,
     arrays with rows ``s*U+u`` / ``s*V+v`` and one column per window slot)."""
-    S, U, V = instance.n_servers, instance.n_wtypes, instance.n_ptypes
     th1, th2 = thetas(instance)
     slots = range(tau + 1, tau_next + 1)
     wl = UsageLedger(instance.W.reshape(-1), slots, exponential_price(th1))

@@ -125,7 +125,7 @@ def batch_lp_bound(instance: Instance, jobs: list[int], tau: int, *, fixed_start
             break
         cols.extend(new)
         model = build_dual(instance, cols, jobs)
-        rep = solve_model(model, time_limit=time_limit)
+        solve_model(model, time_limit=time_limit)
         lam, mu = np.zeros((S * U, L)), np.zeros((S * V, L))
         for (s, u, t), var in model.lam.items():
             lam[s * U + u, t - tau - 1] = var.value or 0.0

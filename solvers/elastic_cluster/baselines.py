@@ -21,11 +21,9 @@ reimplementations, every detail ours:
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from optsched.problems.elastic_cluster import Instance, Plan, Schedule, ceil_slots
+from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome, SolveStatus
 
 PREEMPT_OVERHEAD = 0.1

@@ -20,6 +20,7 @@ def hetero(monkeypatch):
     """
     module = importlib.import_module(f"optsched.solvers.{FAMILY}")
     monkeypatch.setattr(module, "METHODS", tuple(m for m in module.METHODS if m.name in KEEP))
+    monkeypatch.setattr(module, "COMPARE_METHODS", None, raising=False)  # every kept method
 
     def patch(name, **changes):
         monkeypatch.setattr(module, "METHODS", tuple(
