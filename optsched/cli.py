@@ -164,22 +164,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
+    return _number(text, float, lambda v: v > 0, "> 0")
 
 
 def _positive_int(text: str) -> int:
+    return _number(text, int, lambda v: v >= 1, ">= 1")
+
+
+def _number(text: str, kind, ok, rule: str):
+    """argparse type: ``kind(text)`` satisfying ``ok``, else a one-line error naming ``rule``."""
     try:
-        value = int(text)
+        value = kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+        raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: "
+                                         f"{text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
     return value
 
 

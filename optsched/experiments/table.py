@@ -135,18 +135,8 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
         notes += [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: "
                   f"ratio {r['ratio']:.4f} > {r['guarantee']:.4g}" for r in over[:max_notes]]
         notes += _more(over, max_notes)
-    bad = [r for r in rows if is_violation(r)]
-    if bad:
-        notes.append("VIOLATIONS (invariant failed):")
-        notes += [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: {_why(r)}"
-                  for r in bad[:max_notes]]
-        notes += _more(bad, max_notes)
-    failed = [r for r in rows if is_failure(r)]
-    if failed:
-        notes.append("failures:")
-        notes += [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: {_failure(r)}"
-                  for r in failed[:max_notes]]
-        notes += _more(failed, max_notes)
+    notes += _listing("VIOLATIONS (invariant failed):", [r for r in rows if is_violation(r)], _why, max_notes)
+    notes += _listing("failures:", [r for r in rows if is_failure(r)], _failure, max_notes)
     for r in rows:
         if r.get("status") == "skipped":
             notes.append(f"skipped family {r['family']}: {r.get('error')}")
@@ -191,3 +181,12 @@ def _align(header, lines, right_from: int) -> str:
     out = [fmt(header), "  ".join("-" * w for w in widths)]
     out += [fmt(line) for line in lines]
     return "\n".join(out)
+
+
+def _listing(title: str, rows: list[dict], why, max_notes: int) -> list[str]:
+    """A titled note listing up to ``max_notes`` rows with ``why(row)``; empty when no rows."""
+    if not rows:
+        return []
+    lines = [title] + [f"  {r['family']}/{r['method']} {r['preset']} seed {r['seed']}: {why(r)}"
+                       for r in rows[:max_notes]]
+    return lines + _more(rows, max_notes)
