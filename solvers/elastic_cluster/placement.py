@@ -24,23 +24,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from optsched.problems.elastic_cluster import Instance
+from optsched.problems.elastic_cluster import Instance, Plan
 
 TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class SubPlan:
-    """A single-job schedule relative to a batch window: start slot t^- (1-based), duration L,
-    worker type m, PS type p (-1 for RA), q, workers and PSs per server."""
-
-    start: int
-    duration: int
-    worker_type: int
-    ps_type: int
-    colocated: int
-    workers: tuple[int, ...]
-    ps: tuple[int, ...]
+class SubPlan(Plan):
+    """A :class:`Plan` whose start is relative to a batch window (slot t^- is 1-based in the
+    window): duration L, worker type m, PS type p (-1 for RA), q, workers and PSs per server."""
 
     def usage(self, inst: Instance) -> np.ndarray:
         """Per-slot usage f_{jh}^r(l), H x R."""
