@@ -192,12 +192,18 @@ def build_aggregate_lp(inst: Instance, cuts: list[list[tuple[int, int]]] = ()) -
         n, inst.jobs[n].rounds - 1] + p[n] + q[n])
     m.hssw = pyo.ConstraintList()
     for subset in cuts:
-        coef = {g: inst.jobs[g[0]].tasks_per_round * p[g[0]] for g in subset}
-        total = sum(coef.values())
-        squares = sum(inst.jobs[g[0]].tasks_per_round * p[g[0]] ** 2 for g in subset)
-        m.hssw.add(sum(coef[g] * m.X[g] for g in subset) >= total ** 2 / (2 * inst.n_gpus) - squares / 2)
+        add_hssw_cut(m, inst, subset)
     m.obj = pyo.Objective(expr=sum(j.weight * m.C[n] for n, j in enumerate(inst.jobs)))
     return m
+
+
+def add_hssw_cut(m: pyo.ConcreteModel, inst: Instance, subset) -> None:
+    """Add the HSSW inequality for the rounds in ``subset`` to a :func:`build_aggregate_lp` model."""
+    p = {g: min(inst.jobs[g[0]].train_time) for g in subset}
+    coef = {g: inst.jobs[g[0]].tasks_per_round * p[g] for g in subset}
+    squares = sum(coef[g] * p[g] for g in subset)
+    rhs = sum(coef.values()) ** 2 / (2 * inst.n_gpus) - squares / 2
+    m.hssw.add(sum(coef[g] * m.X[g] for g in subset) >= rhs)
 
 
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:

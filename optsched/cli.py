@@ -38,16 +38,18 @@ def cmd_methods(args) -> None:
         print(json.dumps([{"name": m.name, "kind": m.kind, "guarantee": _guarantee_text(m),
                            "description": m.description} for m in entries], indent=1))
         return
-    for m in entries:
-        print(f"{m.name:<16} {m.kind:<10} {_guarantee_text(m) or '-':<14} {m.description}")
+    rows = [(m.name, m.kind, _guarantee_text(m) or "-", m.description) for m in entries]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[3])
 
 
 def _guarantee_text(method) -> str | None:
-    """The guarantee's docstring summary (its value depends on the instance)."""
+    """The first line of the guarantee function's docstring (its value depends on the instance)."""
     if method.guarantee is None:
         return None
-    doc = (method.guarantee.__doc__ or "instance-dependent").strip().splitlines()[0]
-    return doc.split(" of ")[0].split(",")[0]
+    lines = (method.guarantee.__doc__ or "").strip().splitlines()
+    return lines[0].rstrip(".") if lines else "instance-dependent"
 
 
 def cmd_generate(args) -> None:

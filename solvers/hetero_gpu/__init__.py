@@ -32,13 +32,14 @@ def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
     Above RL_MAX_TASKS tasks the RL forms are replaced by ``aggregate_lp`` (recorded in ``info``). ``options`` go to
     :func:`list_schedule` (``assign``, ``gpu_tie``, ``phi0``).
     """
-    if relaxation == "auto":
-        relaxation = "paper_full"
+    requested = "paper_full" if relaxation == "auto" else relaxation
+    relaxation = requested
     if relaxation != "aggregate_lp" and len(inst.tasks) > RL_MAX_TASKS:
         # the RL has O(|D|^2 |M|) linearisation variables: beyond RL_MAX_TASKS only the LP scales
         relaxation = "aggregate_lp"
     if relaxation == "aggregate_lp":
         xhat, _, info = aggregate_lp(inst, time_limit, seed)
+        info["requested_relaxation"] = requested
     else:
         xhat, info = rl_starts(inst, relaxation, time_limit, seed)
         if not xhat:  # the RL found nothing within the time limit: fall back to the LP
@@ -84,7 +85,10 @@ def rl_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) 
 
 
 def theorem4_bound(inst: Instance) -> float:
-    """α(2+α) of Theorem 4, α of Lemma 3 evaluated on the instance."""
+    """Theorem 4's claimed ratio α(2+α).
+
+    α of Lemma 3 (the worst per-task speed ratio across GPUs), evaluated on the instance.
+    """
     return inst.alpha * (2 + inst.alpha)
 
 

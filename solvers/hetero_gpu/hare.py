@@ -120,17 +120,16 @@ def aggregate_lp(inst: Instance, time_limit: float | None = None, seed: int = 0,
                  max_rounds: int = 60, cuts_per_round: int = 8) -> tuple[dict, float, dict]:
     """Cutting-plane solve of models.hetero_gpu.build_aggregate_lp: returns (x̂, LP value, info).
 
-    Each round solves the LP with the HSSW cuts found so far (every such LP is a relaxation, so its
+    The model is built once and grows by the cuts found; each round solves it with the HSSW cuts so far (every such LP is a relaxation, so its
     value is a valid lower bound), then separates: sort rounds by X̂ + p and check every prefix (the
     HSSW separation; a round's K_n identical tasks enter a prefix together, since the violation is
     concave in how many of them are taken). x̂_i of a task is its round's X̂.
     """
-    cuts: list[list[tuple[int, int]]] = []
-    info = {"relaxation": "aggregate_lp", "lp_solves": 0, "converged": False}
+    m = hm.build_aggregate_lp(inst)
+    info = {"relaxation": "aggregate_lp", "lp_solves": 0, "converged": False, "cuts": 0}
     value, starts = 0.0, {}
     for _ in range(max_rounds):
-        m = hm.build_aggregate_lp(inst, cuts)
-        rep = solve_model(m, time_limit=time_limit, seed=seed)
+        rep = solve_model(m, time_limit=time_limit, seed=seed)  # a fresh HiGHS on the grown model
         info["lp_solves"] += 1
         if not rep.has_solution:
             break
@@ -140,8 +139,9 @@ def aggregate_lp(inst: Instance, time_limit: float | None = None, seed: int = 0,
         if not new:
             info["converged"] = True
             break
-        cuts.extend(new)
-    info["cuts"] = len(cuts)
+        for subset in new:
+            hm.add_hssw_cut(m, inst, subset)
+        info["cuts"] += len(new)
     xhat = {(n, r, k): starts.get((n, r), inst.jobs[n].arrival) for n, r, k in inst.tasks}
     return xhat, value, info
 
