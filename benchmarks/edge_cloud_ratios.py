@@ -22,7 +22,7 @@ from optsched.registry import methods, solve
 from optsched.solvers.edge_cloud.bounds import a_online_exact_oracle
 from optsched.workloads.edge_cloud import generate
 
-ALGOS = [m.name for m in methods("edge_cloud") if m.kind in ("algorithm", "baseline") and m.in_ratios]
+ALGOS = [m.name for m in methods("edge_cloud") if m.kind in ("algorithm", "baseline") and not m.relaxed]
 ALGOS.append("exact_oracle")  # doubling rounds + exact batch MILP (3), not a paper method (digest P8)
 
 

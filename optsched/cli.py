@@ -8,7 +8,7 @@ import json
 import sys
 
 from optsched.errors import OptschedError
-from optsched.registry import FAMILIES
+from optsched.registry import families, get_family
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,31 +25,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_families(args) -> None:
-    width = max(map(len, FAMILIES))
-    for name, text in FAMILIES.items():
-        print(f"{name:<{width}}  {text}")
+    known = families()
+    width = max(map(len, known))
+    for name, fam in known.items():
+        print(f"{name:<{width}}  {fam.description}")
 
 
 def cmd_methods(args) -> None:
-    from optsched.registry import methods
-
-    entries = methods(args.family)
+    entries = get_family(args.family).methods
     if args.json:
-        print(json.dumps([{"name": m.name, "kind": m.kind, "guarantee": _guarantee_text(m),
-                           "description": m.description} for m in entries], indent=1))
+        print(json.dumps([m.to_dict() for m in entries], indent=1))
         return
-    rows = [(m.name, m.kind, _guarantee_text(m) or "-", m.description) for m in entries]
+    rows = [(m.name, m.kind, m.guarantee_text() or "-", m.description) for m in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[3])
-
-
-def _guarantee_text(method) -> str | None:
-    """The first line of the guarantee function's docstring (its value depends on the instance)."""
-    if method.guarantee is None:
-        return None
-    lines = (method.guarantee.__doc__ or "").strip().splitlines()
-    return lines[0].rstrip(".") if lines else "instance-dependent"
 
 
 def cmd_generate(args) -> None:
@@ -87,8 +77,7 @@ def cmd_ratios(args) -> None:
     from optsched.experiments.ratios import format_table, run_ratios
 
     for family in args.family or ():
-        if family not in FAMILIES:
-            raise OptschedError(f"--family: unknown family {family!r} (known: {', '.join(FAMILIES)})")
+        get_family(family, error=OptschedError, where="--family")
     rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
                       out=args.out)
@@ -113,7 +102,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="optsched", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    family = dict(choices=list(FAMILIES), metavar="FAMILY")
+    family = dict(choices=list(families()), metavar="FAMILY")
 
     s = sub.add_parser("families", help="the five families, one line each")
     s.set_defaults(run=cmd_families)

@@ -7,29 +7,27 @@ from pathlib import Path
 from typing import Any
 
 from optsched.errors import InvalidInstance
-from optsched.registry import problem_module
+from optsched.registry import get_family
 
 
-def family_of(data: Any, what: str = "instance") -> str:
+def family_name(data: Any, what: str = "instance") -> str:
     """The family named by a document's ``"family"`` key (validated against the registry)."""
     if not isinstance(data, dict):
         raise InvalidInstance(f"{what}: must be a JSON object, got {type(data).__name__}")
     if "family" not in data:
         raise InvalidInstance(f"{what}: missing field 'family'")
-    family = data["family"]
-    problem_module(family, error=InvalidInstance, where=f"{what}.family")
-    return family
+    return get_family(data["family"], error=InvalidInstance, where=f"{what}.family").name
 
 
 def instance_from_dict(data: Any):
     """Validate ``data`` and build the family's ``Instance``."""
-    return problem_module(family_of(data)).Instance.from_dict(data)
+    return get_family(family_name(data)).problem.Instance.from_dict(data)
 
 
 def schedule_from_dict(data: Any, family: str | None = None):
     """Validate ``data`` and build the family's ``Schedule``."""
-    family = family or family_of(data, "schedule")
-    return problem_module(family).Schedule.from_dict(data)
+    family = family or family_name(data, "schedule")
+    return get_family(family).problem.Schedule.from_dict(data)
 
 
 def read_json(path: str | Path, what: str = "instance") -> Any:

@@ -1,137 +1,130 @@
-"""Family -> methods. Each family's ``solvers`` module exports ``METHODS`` (a tuple of :class:`Method`)
-and ``DEFAULT_METHOD``; the registry imports it lazily, so ``optsched.problems`` and the CLI's cheap
-commands never import Pyomo.
+"""The registry: collects every family's :class:`~optsched.family.Family` and runs methods.
+
+The five built-in families are imported here by name (``solvers.<family>.SPEC``); a new family is
+added with :func:`register`. Nothing else in optsched resolves a family from a string.
 
 :func:`solve` is the one place where a method's output becomes a :class:`~optsched.result.Result`:
-it times the call, runs the family's independent ``verify`` on the schedule and evaluates the
-method's claimed guarantee on the instance.
+it makes the call's :class:`~optsched.deadline.Deadline`, times the call, runs the family's
+independent ``verify`` on the schedule (demoting ``optimal`` when the model's own objective
+disagrees with it) and evaluates the method's claimed guarantee on the instance.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
 import time
-from dataclasses import dataclass
-from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
+from optsched import tolerance
+from optsched.deadline import Deadline
 from optsched.errors import UnknownMethod
+from optsched.family import Family
+from optsched.method import Method
 from optsched.result import Outcome, Result, SolveStatus
 
-FAMILIES: dict[str, str] = {
-    "elastic_cluster": "Zhou et al. (000): online PS/all-reduce jobs on heterogeneous servers, min sum w_j c_j",
-    "edge_cloud": "She et al. (001): online PS jobs in edge-cloud networks, min total flow time",
-    "ring_contention": "Yu et al. (002): ring-all-reduce jobs with communication contention, min makespan",
-    "cojob_network": "Zhou et al. (003), Grouper: cojob stage scheduling on a big switch, min sum SCT",
-    "hetero_gpu": "Chen et al. (004), Hare: task scheduling on heterogeneous GPUs, min sum w_n C_n",
-}
-
-KINDS = ("exact", "bound", "algorithm", "baseline")
+_FAMILIES: dict[str, Family] = {}
+_LOADED = False
 
 
-@dataclass(frozen=True)
-class Method:
-    """One registered method of a family.
+def _load_builtin() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    from optsched.solvers import (cojob_network, edge_cloud, elastic_cluster, hetero_gpu,
+                                  ring_contention)
 
-    Attributes
-    ----------
-    name, kind
-        ``kind`` is one of ``exact`` | ``bound`` | ``algorithm`` | ``baseline``.
-    func
-        ``func(instance, *, time_limit=None, seed=0) -> Outcome``.
-    guarantee
-        ``guarantee(instance) -> float | None``: the paper's claimed bound on this instance.
-    description
-        One line for ``optsched methods``.
-    verify
-        A checker to use instead of the family's ``verify`` (for methods that deliberately relax the
-        model, e.g. preemptive baselines); None means the family's ``verify``.
-    in_ratios
-        False for methods whose schedules are not comparable with the exact optimum.
-    """
-
-    name: str
-    kind: str
-    func: Callable[..., Outcome]
-    guarantee: Callable[[Any], float | None] | None = None
-    description: str = ""
-    verify: Callable[[Any, Any], float] | None = None
-    in_ratios: bool = True
-
-    def guarantee_on(self, instance) -> float | None:
-        return None if self.guarantee is None else self.guarantee(instance)
+    for module in (elastic_cluster, edge_cloud, ring_contention, cojob_network, hetero_gpu):
+        _FAMILIES.setdefault(module.SPEC.name, module.SPEC)
 
 
-def _module(family: str, layer: str, error=UnknownMethod, where: str = "family") -> ModuleType:
-    if family not in FAMILIES:
-        raise error(f"{where}: unknown family {family!r} (known: {', '.join(FAMILIES)})")
-    return importlib.import_module(f"optsched.{layer}.{family}")
+def families() -> dict[str, Family]:
+    """Every registered family by name, built-in ones first."""
+    _load_builtin()
+    return dict(_FAMILIES)
 
 
-def problem_module(family: str, error=UnknownMethod, where: str = "family") -> ModuleType:
-    return _module(family, "problems", error, where)
+def register(family: Family) -> None:
+    """Add a family (a sixth paper, or a toy in tests); its name must be new."""
+    _load_builtin()
+    if family.name in _FAMILIES:
+        raise ValueError(f"family {family.name!r} is already registered")
+    _FAMILIES[family.name] = family
 
 
-def workload_module(family: str) -> ModuleType:
-    return _module(family, "workloads")
+def unregister(name: str) -> None:
+    """Remove a family added with :func:`register`."""
+    _FAMILIES.pop(name, None)
 
 
-def solver_module(family: str) -> ModuleType:
-    return _module(family, "solvers")
+def get_family(name: Any, error: type[Exception] = UnknownMethod, where: str = "family") -> Family:
+    """The family called ``name``; ``error`` (naming ``where``) when there is none."""
+    known = families()
+    if not isinstance(name, str) or name not in known:
+        raise error(f"{where}: unknown family {name!r} (known: {', '.join(known)})")
+    return known[name]
+
+
+def family_of(instance: Any) -> Family:
+    """The family of an Instance (its ``FAMILY`` tag)."""
+    return get_family(getattr(instance, "FAMILY", None), where="instance")
 
 
 def methods(family: str) -> tuple[Method, ...]:
     """All methods of ``family`` in registration order."""
-    return tuple(solver_module(family).METHODS)
+    return get_family(family).methods
 
 
 def get_method(family: str, name: str | None = None) -> Method:
-    """The method called ``name`` (default: the family's ``DEFAULT_METHOD``)."""
-    module = solver_module(family)
-    name = name or module.DEFAULT_METHOD
-    for method in module.METHODS:
-        if method.name == name:
-            return method
-    known = ", ".join(m.name for m in module.METHODS)
-    raise UnknownMethod(f"method: {family} has no method {name!r} (known: {known})")
+    """The method called ``name`` (default: the family's default method)."""
+    return get_family(family).method(name)
 
 
-def solve(instance, method: str | None = None, *, time_limit: float | None = None,
+def solve(instance: Any, method: str | None = None, *, time_limit: float | None = None,
           seed: int = 0) -> Result:
-    """Run one method on one instance and return a verified :class:`Result`.
+    """Run one method on one instance within ``time_limit`` seconds and return a verified Result.
 
     The schedule is checked by the family's independent ``verify`` (or the method's own checker)
     before the Result is made; an infeasible schedule raises ``InfeasibleSchedule``.
     """
-    family = instance.FAMILY
-    entry = get_method(family, method)
+    entry = family_of(instance).method(method)
+    deadline = Deadline.after(time_limit)
     start = time.perf_counter()
-    outcome = entry.func(instance, time_limit=time_limit, seed=seed)
+    outcome = entry.run(instance, deadline, seed)
     runtime = time.perf_counter() - start
     return make_result(instance, entry, outcome, runtime, seed)
 
 
-def make_result(instance, entry: Method, outcome: Outcome, runtime: float, seed: int) -> Result:
-    """Verify ``outcome``'s schedule and wrap it as a Result."""
-    info = {"seed": seed, **outcome.info}
-    objective = math.inf
-    if outcome.schedule is not None:
-        check = entry.verify or problem_module(instance.FAMILY).verify
-        objective = float(check(instance, outcome.schedule))
-        _check_model_objective(info, objective)
+def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
+                seed: int) -> Result:
+    """Verify ``outcome``'s schedule and wrap it as a Result.
+
+    A model objective (``Outcome.model_objective``) that disagrees with the checker's is a model
+    bug: the status is demoted from ``optimal`` to ``feasible`` and ``info["model_objective_agrees"]``
+    is False, so no ratio ever divides by it.
+    """
+    info: dict[str, Any] = {"seed": seed, **outcome.info}
+    if entry.params is not None:
+        info["params"] = entry.params.to_dict()
+    objective = float("inf")
     status = outcome.status
-    if outcome.schedule is None and status is SolveStatus.FEASIBLE:
+    if outcome.schedule is not None:
+        check = entry.verify or family_of(instance).verify
+        objective = float(check(instance, outcome.schedule))
+        model_obj = outcome.model_objective
+        if model_obj is None:  # TRANSITION: exact functions that still report it in info
+            model_obj = info.get("model_objective")
+        if model_obj is not None:
+            info["model_objective"] = model_obj
+            info["model_objective_agrees"] = tolerance.close(model_obj, objective)
+            if not info["model_objective_agrees"] and status is SolveStatus.OPTIMAL:
+                status = SolveStatus.FEASIBLE
+                info["demoted"] = f"model objective {model_obj:.10g} != verify {objective:.10g}"
+    elif status is SolveStatus.FEASIBLE:
         status = SolveStatus.UNKNOWN
     return Result(status=status, objective=objective, lower_bound=outcome.lower_bound,
                   runtime_s=runtime, method=entry.name, guarantee=entry.guarantee_on(instance),
                   schedule=outcome.schedule, info=info)
 
 
-def _check_model_objective(info: dict, objective: float) -> None:
-    """Record whether a model's own objective agrees with the checker's (a model bug otherwise)."""
-    model_obj = info.get("model_objective")
-    if model_obj is None:
-        return
-    agree = abs(model_obj - objective) <= 1e-6 * max(1.0, abs(objective))
-    info["model_objective_agrees"] = agree
+__all__ = ["families", "family_of", "get_family", "get_method", "make_result", "methods",
+           "register", "solve", "unregister"]

@@ -32,12 +32,21 @@ class Outcome:
         A valid lower bound on the optimum (dual bound, LP value), or None.
     info
         Free-form details (solver name/version, nodes, gap, iterations, ...).
+    model_objective
+        An exact model's own objective value for ``schedule``; the registry compares it with the
+        checker's and demotes ``optimal`` when they disagree.
+
+    Status rule for bounds (``kind == "bound"``, ``schedule`` None): ``OPTIMAL`` when the
+    relaxation was solved to its optimum (``lower_bound`` is its exact value); ``TIME_LIMIT`` when
+    the computation stopped early (deadline, iteration or cut cap) -- ``lower_bound`` is still a
+    valid, weaker bound, never an exception; ``UNKNOWN`` when there is no bound.
     """
 
     schedule: Any = None
     status: SolveStatus = SolveStatus.FEASIBLE
     lower_bound: float | None = None
     info: dict = field(default_factory=dict)
+    model_objective: float | None = None
 
 
 RESULT_KEYS = (

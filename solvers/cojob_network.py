@@ -28,7 +28,10 @@ import numpy as np
 
 from optsched.models import cojob_network as cm
 from optsched.problems.cojob_network import Instance, stage_load
-from optsched.registry import Method
+from optsched.family import Family
+from optsched.problems import cojob_network as _problem
+from optsched.workloads import cojob_network as _workloads
+from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.simulate.flows import FairShare, StageOrder, schedule_of, simulate, sum_sct
 from optsched.solvers.highs import solve_model
@@ -410,4 +413,11 @@ METHODS = (
     Method("sincronia", "baseline", sincronia, description="BSSI over in-flight coflows"),
     Method("fair_share", "baseline", fair_share, description="per-flow max-min fair share"),
 )
-DEFAULT_METHOD = "grouper"
+SPEC = Family(
+    name="cojob_network",
+    description="Zhou et al. (003), Grouper: cojob stage scheduling on a big switch, min sum SCT",
+    problem=_problem,
+    workloads=_workloads,
+    methods=METHODS,
+    default_method="grouper",
+)

@@ -52,7 +52,7 @@ def test_every_method_verifies_and_is_bounded(family, seed):
         assert set(res.to_dict()) == set(RESULT_KEYS)
         if method.kind == "bound":
             assert res.lower_bound <= opt.objective + 1e-6 * max(1, abs(opt.objective)), method.name
-        elif method.in_ratios:
+        elif not method.relaxed:
             assert res.schedule is not None, method.name
             assert opt.objective <= res.objective + 1e-6 * max(1, abs(res.objective)), method.name
             again = schedule_from_dict(json.loads(json.dumps(res.schedule.to_dict())), family)

@@ -2,12 +2,11 @@
 
 No exact optimum here: every ``algorithm`` and ``baseline`` method of the family runs on the same
 seeded ``preset`` instances, and each objective is reported relative to the paper's algorithm (the
-family's ``DEFAULT_METHOD``) on the same instance -- the normalised-objective bar chart most of the
+family's default method) on the same instance -- the normalised-objective bar chart most of the
 papers use as their headline figure.
 
-A family may tune the comparison in its solvers module (read with ``getattr``):
-``COMPARE_METHODS`` (names to run, default every algorithm and baseline), ``COMPARE_REFERENCE``
-(default ``DEFAULT_METHOD``) and ``COMPARE_FIGURE`` (``{"title": ..., "ylabel": ...}``).
+A family tunes the comparison with its :class:`~optsched.family.CompareSpec` (methods to run,
+reference, figure labels).
 """
 
 from __future__ import annotations
@@ -25,22 +24,6 @@ from optsched.experiments.table import _align
 
 COMPARE_FIELDS = ("family", "preset", "seed", "method", "kind", "status", "objective", "relative",
                   "runtime_s", "error")
-
-
-def compare_methods(family: str):
-    """``(entries, reference_name, figure_hints)`` of ``family``'s comparison."""
-    from optsched.registry import get_method, solver_module
-
-    module = solver_module(family)
-    names = getattr(module, "COMPARE_METHODS", None)
-    if names is None:
-        entries = [m for m in module.METHODS if m.kind in ("algorithm", "baseline")]
-    else:
-        entries = [get_method(family, n) for n in names]
-    reference = getattr(module, "COMPARE_REFERENCE", None) or module.DEFAULT_METHOD
-    if reference not in [e.name for e in entries]:
-        entries.insert(0, get_method(family, reference))
-    return entries, reference, dict(getattr(module, "COMPARE_FIGURE", {}) or {})
 
 
 def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limit=None,
@@ -65,15 +48,16 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
     (rows, table_text)
         Rows with the keys of :data:`COMPARE_FIELDS`; the summary table as text.
     """
-    from optsched import generate
+    from optsched.registry import get_family
 
-    entries, reference, figure = compare_methods(family)
+    spec = get_family(family)
+    entries, reference = spec.compare_methods()
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     rows = []
     bar = _progress(progress, total=len(seed_list) * len(entries), initial=0)
     try:
         for seed in seed_list:
-            inst = generate(family, preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2
+            inst = spec.generate(preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2
             instance_rows = []
             for entry in entries:
                 instance_rows.append(_run(inst, entry, family, preset, seed, time_limit))
@@ -93,10 +77,10 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
         from optsched.experiments.plot import plot_compare
 
         n = len(seed_list)
-        title = figure.get("title") or (f"{family} ({preset}, {n} seed{'s' * (n != 1)}): "
-                                        f"objective relative to {reference}")
+        title = spec.compare.title or (f"{family} ({preset}, {n} seed{'s' * (n != 1)}): "
+                                       f"objective relative to {reference}")
         plot_compare(rows, out / "compare.png", family, reference, title=title,
-                     ylabel=figure.get("ylabel"))
+                     ylabel=spec.compare.ylabel)
     return rows, table
 
 

@@ -22,7 +22,7 @@ def plot_ratios(rows: list[dict], path: str | Path) -> None:
     plt = _pyplot()
     families: dict[str, dict[str, list[dict]]] = {}
     for row in rows:
-        if row.get("status") == "skipped" or row.get("kind") == "exact":
+        if row.get("status") == "not comparable" or row.get("kind") == "exact":
             continue
         families.setdefault(row["family"], {}).setdefault(row["method"], []).append(row)
     from matplotlib.ticker import FuncFormatter, LogLocator

@@ -1,7 +1,7 @@
 """``optsched ratios``: empirical ALG/OPT and LB/OPT of every method against the exact optimum.
 
 One *task* is one instance (family, preset, seed): it runs the family's ``exact`` method first, then
-every other method with ``in_ratios`` True, and returns one *row* per method. The exact optimum is
+every other method whose schedules follow the family's model, and returns one *row* per method. The exact optimum is
 shared by all rows of the instance. Tasks run in this process, in K local processes or on a Dask
 cluster through the same ``concurrent.futures`` code path (:mod:`.executors`); rows go to a resumable
 store (:mod:`.store`) as each task finishes.
@@ -34,76 +34,50 @@ from typing import Iterable
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.experiments.executors import InlineExecutor, executor
 from optsched.experiments.store import ResultStore, row_key
-from optsched.experiments.table import format_table, summarize, write_summary_csv  # noqa: F401
-from optsched.registry import FAMILIES
+from optsched.experiments.table import (NOT_COMPARABLE, format_table, summarize,  # noqa: F401
+                                        write_summary_csv)
+from optsched.registry import families, get_family
 
-#: Default number of seeds per family (a family may set ``RATIO_SEEDS`` in its solvers module).
-DEFAULT_SEEDS = 8
-#: Default preset (a family may set ``RATIO_PRESET`` in its solvers module).
-DEFAULT_PRESET = "tiny"
 #: Default time limit (s) per exact solve, and per bound/algorithm call.
 DEFAULT_TIME_LIMIT = 30.0
 #: Relative tolerance of the invariant checks.
 TOL = 1e-6
 
-ROW_KEYS = ("family", "preset", "seed", "method", "kind", "status", "objective", "lower_bound",
-            "runtime_s", "guarantee", "opt", "ratio", "checks", "time_limit", "versions", "error")
+ROW_KEYS = ("family", "preset", "seed", "method", "kind", "params", "status", "objective",
+            "lower_bound", "runtime_s", "guarantee", "opt", "ratio", "checks", "time_limit",
+            "versions", "error")
 CHECKS = ("verified", "lb_le_opt", "opt_le_alg", "within_guarantee", "model_agrees")
 
 
 # --------------------------------------------------------------------------- planning
 
 
-def family_status(family: str):
-    """``(solvers_module, None)`` when the family's three layers import, else ``(None, reason)``."""
-    import importlib
-
-    try:
-        for layer in ("problems", "workloads"):
-            importlib.import_module(f"optsched.{layer}.{family}")
-        module = importlib.import_module(f"optsched.solvers.{family}")
-        methods = list(module.METHODS)
-        if not any(m.name == "exact" for m in methods):
-            return None, "no method named 'exact'"
-    except Exception as exc:  # noqa: BLE001 - a family under construction must not stop the run
-        return None, f"{type(exc).__name__}: {exc}"
-    return module, None
-
-
-def plan(families=None, preset=None, seeds=None):
+def plan(family_names=None, preset=None, seeds=None):
     """The instances to run and the families skipped.
 
     Returns
     -------
     (tasks, skipped)
-        ``tasks``: dicts ``family, preset, seed, methods`` (exact first, then every other method with
-        ``in_ratios``); ``skipped``: rows with ``status == "skipped"`` for families that do not import.
+        ``tasks``: dicts ``family, preset, seed, methods`` (exact first, then every other method
+        whose schedules follow the family's model); ``skipped``: one row with ``status ==
+        "not comparable"`` per relaxed-model method (its own checker), so none is dropped silently.
     """
     tasks, skipped = [], []
-    for family in families or FAMILIES:
-        if family not in FAMILIES:
-            raise InvalidInstance(f"family: unknown family {family!r} (known: {', '.join(FAMILIES)})")
-        module, reason = family_status(family)
-        if module is None:
-            skipped.append(_skipped_row(family, preset, reason))
-            continue
-        fam_preset = preset or getattr(module, "RATIO_PRESET", DEFAULT_PRESET)
-        known = getattr(_workloads(family), "PRESETS", (fam_preset,))
-        if fam_preset not in known:
-            raise InvalidInstance(f"preset: {family} has no preset {fam_preset!r} "
-                                  f"(known: {', '.join(known)})")
-        names = ["exact"] + [m.name for m in module.METHODS if m.name != "exact" and m.in_ratios]
-        for seed in _seed_list(seeds, getattr(module, "RATIO_SEEDS", DEFAULT_SEEDS)):
-            tasks.append({"family": family, "preset": fam_preset, "seed": seed, "methods": names})
+    order = list(families())
+    for name in family_names or order:
+        family = get_family(name, error=InvalidInstance)
+        fam_preset = preset or family.ratio_preset
+        if fam_preset not in family.workloads.PRESETS:
+            raise InvalidInstance(f"preset: {name} has no preset {fam_preset!r} "
+                                  f"(known: {', '.join(family.workloads.PRESETS)})")
+        family.method("exact")
+        names = ["exact"] + [m.name for m in family.methods if m.name != "exact" and not m.relaxed]
+        skipped += [_skipped_row(name, fam_preset, m) for m in family.methods if m.relaxed]
+        for seed in _seed_list(seeds, family.ratio_seeds):
+            tasks.append({"family": name, "preset": fam_preset, "seed": seed, "methods": names})
     # interleave families so a slow family does not leave workers idle at the end
-    tasks.sort(key=lambda t: (t["seed"], list(FAMILIES).index(t["family"])))
+    tasks.sort(key=lambda t: (t["seed"], order.index(t["family"])))
     return tasks, skipped
-
-
-def _workloads(family):
-    import importlib
-
-    return importlib.import_module(f"optsched.workloads.{family}")
 
 
 def _seed_list(seeds, default) -> list[int]:
@@ -116,10 +90,12 @@ def _seed_list(seeds, default) -> list[int]:
     return [int(s) for s in seeds]
 
 
-def _skipped_row(family, preset, reason) -> dict:
+def _skipped_row(family, preset, method) -> dict:
     row = dict.fromkeys(ROW_KEYS)
-    row.update(family=family, preset=preset or DEFAULT_PRESET, seed=-1, method="-",
-               status="skipped", error=reason, checks={})
+    row.update(family=family, preset=preset, seed=-1, method=method.name, kind=method.kind,
+               status=NOT_COMPARABLE, checks={},
+               error="solves a relaxed model (own checker); its schedules are not comparable with "
+                     "the exact optimum")
     return row
 
 
@@ -162,7 +138,6 @@ def run_instance(task: dict) -> list[dict]:
         One row per method in ``task["methods"]`` (never raises for a method's failure).
     """
     from optsched import generate
-    from optsched.registry import get_method
 
     family, preset, seed = task["family"], task["preset"], task["seed"]
     base = {"family": family, "preset": preset, "seed": seed, "time_limit": task["time_limit"],
@@ -176,14 +151,15 @@ def run_instance(task: dict) -> list[dict]:
     rows = []
     exact_row = task.get("exact_row")
     if "exact" in task["methods"]:
-        exact_row = _run_method(inst, get_method(family, "exact"), base, None, task["time_limit"])
+        exact_row = _run_method(inst, get_family(family).method("exact"), base, None,
+                                task["time_limit"])
         rows.append(exact_row)
     opt = exact_row.get("opt") if exact_row else None
     for name in task["methods"]:
         if name == "exact":
             continue
         try:
-            entry = get_method(family, name)
+            entry = get_family(family).method(name)
         except Exception as exc:  # noqa: BLE001
             rows.append(_error_row(base, name, None, _exc_text(exc)))
             continue
@@ -195,7 +171,8 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
     """Solve, verify and check one method; the row records any failure."""
     from optsched.registry import solve
 
-    row = {**base, "method": entry.name, "kind": entry.kind}
+    row = {**base, "method": entry.name, "kind": entry.kind,
+           "params": None if entry.params is None else entry.params.to_dict()}
     start = time.perf_counter()
     try:
         result = solve(inst, entry.name, time_limit=time_limit, seed=base["seed"])
@@ -293,13 +270,13 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
     Parameters
     ----------
     families
-        Family names; None = every family. A family whose modules are missing or fail to import is
-        skipped and reported by a row with ``status == "skipped"``.
+        Family names; None = every family. Relaxed-model methods are reported by one row each with
+        ``status == "not comparable"``.
     preset
-        Instance preset for every family; None = each family's ``RATIO_PRESET`` (default ``tiny``).
+        Instance preset for every family; None = each family's ``ratio_preset``.
     seeds
         Number of seeds (0..N-1) or an iterable of seeds; None = each family's ``RATIO_SEEDS``
-        (default :data:`DEFAULT_SEEDS`).
+        (the family's ``ratio_seeds``).
     time_limit
         Seconds per exact solve (and per other method); None = :data:`DEFAULT_TIME_LIMIT`.
     workers
@@ -409,21 +386,15 @@ def _progress(progress, total, initial):
 
 
 def _sorted(rows: Iterable[dict]) -> list[dict]:
-    order = {f: i for i, f in enumerate(FAMILIES)}
+    order = {f: i for i, f in enumerate(families())}
     method_order: dict = {}
 
     def key(row):
         fam = row["family"]
         if fam not in method_order:
-            try:
-                from optsched.registry import methods
-
-                kinds = ("exact", "bound", "algorithm", "baseline")
-                ms = methods(fam)
-                method_order[fam] = {m.name: (kinds.index(m.kind) if m.kind in kinds else 9, i)
-                                     for i, m in enumerate(ms)}
-            except Exception:  # noqa: BLE001
-                method_order[fam] = {}
+            kinds = ("exact", "bound", "algorithm", "baseline")
+            ms = get_family(fam).methods if fam in order else ()
+            method_order[fam] = {m.name: (kinds.index(m.kind), i) for i, m in enumerate(ms)}
         return (order.get(fam, 99), fam, row["preset"], row["seed"],
                 method_order[fam].get(row["method"], (99, 0)), row["method"])
 

@@ -19,7 +19,10 @@ from __future__ import annotations
 from functools import partial
 
 from optsched.problems.edge_cloud import Instance, verify_preemptive
-from optsched.registry import Method
+from optsched.family import CompareSpec, Family
+from optsched.problems import edge_cloud as _problem
+from optsched.workloads import edge_cloud as _workloads
+from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud import algorithm as _alg
 from optsched.solvers.edge_cloud import baselines as _base
@@ -70,22 +73,29 @@ METHODS = (
            description="BatchSche: A_online batching without COST_C (every job at p^0)"),
     Method("greedy_ect", "baseline", greedy_ect,
            description="earliest-completion list scheduling, co-located (ours; UB on OPT at scale)"),
-    Method("preemptive", "baseline", preemptive, verify=verify_preemptive, in_ratios=False,
+    Method("preemptive", "baseline", preemptive, verify=verify_preemptive,
            description="SRPT reallocation every slot, no overhead, delay ignored (Figs. 7-8)"),
     Method("preemptive_overhead", "baseline", preemptive_overhead,
            verify=partial(verify_preemptive, overhead=PREEMPTION_OVERHEAD, respect_delay=True),
-           in_ratios=False, description="Preemptive with delay and 0.25-slot preemption cost (Figs. 9-10)"),
+           description="Preemptive with delay and 0.25-slot preemption cost (Figs. 9-10)"),
     Method("exact", "exact", exact, description="time-indexed MILP of (2), HiGHS, gap 0"),
     Method("lower_bound", "bound", lower_bound,
            description="max(per-job bound, LP relaxation of the exact MILP)"),
 )
-DEFAULT_METHOD = "a_online"
 # `optsched compare edge_cloud`: Figs. 3-4 and 7-10 of the paper (a_online_ect, a slow non-paper
 # variant, is left out; run it by name).
-COMPARE_METHODS = ("a_online", "a_online_model", "fifo", "drf", "batchsche", "greedy_ect", "preemptive",
-                   "preemptive_overhead")
-COMPARE_FIGURE = {"title": "edge_cloud (Sec. VI scale): total flow time vs baselines (Figs. 3-4, 7-10)",
-                  "ylabel": "total completion (flow) time, slots"}
+SPEC = Family(
+    name="edge_cloud",
+    description="She et al. (001): online PS jobs in edge-cloud networks, min total flow time",
+    problem=_problem,
+    workloads=_workloads,
+    methods=METHODS,
+    default_method="a_online",
+    compare=CompareSpec(methods=("a_online", "a_online_model", "fifo", "drf", "batchsche", "greedy_ect", "preemptive",
+                   "preemptive_overhead"),
+                        title='edge_cloud (Sec. VI scale): total flow time vs baselines (Figs. 3-4, 7-10)',
+                        ylabel='total completion (flow) time, slots'),
+)
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "a_online", "a_online_dstar", "a_online_ect", "a_online_model", "batchsche",
+__all__ = ["METHODS", "SPEC", "a_online", "a_online_dstar", "a_online_ect", "a_online_model", "batchsche",
            "drf", "exact", "fifo", "greedy_ect", "lower_bound", "preemptive", "preemptive_overhead"]

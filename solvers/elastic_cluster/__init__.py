@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from optsched.models import elastic_cluster as em
 from optsched.problems.elastic_cluster import Instance, Schedule, verify, verify_preemptive
-from optsched.registry import Method
+from optsched.family import Family
+from optsched.problems import elastic_cluster as _problem
+from optsched.workloads import elastic_cluster as _workloads
+from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.aonline import a_online as run_a_online
 from optsched.solvers.elastic_cluster.aonline import assumptions, gamma, theorem_alpha
@@ -108,9 +111,16 @@ METHODS = (
            description="a_online_compact + earliest-finish tie-break (non-paper)"),
     Method("fifo", "baseline", fifo, description="FIFO, fixed worker count, ideal types"),
     Method("drf", "baseline", drf, description="DRF progressive filling at arrivals"),
-    Method("antman", "baseline", antman, verify=_preemptive, in_ratios=False,
+    Method("antman", "baseline", antman, verify=_preemptive,
            description="AntMan guarantee/opportunistic jobs, preemptive"),
-    Method("tiresias", "baseline", tiresias, verify=_preemptive, in_ratios=False,
+    Method("tiresias", "baseline", tiresias, verify=_preemptive,
            description="Tiresias 2D priority, preemptive"),
 )
-DEFAULT_METHOD = "a_online"
+SPEC = Family(
+    name="elastic_cluster",
+    description="Zhou et al. (000): online PS/all-reduce jobs on heterogeneous servers, min sum w_j c_j",
+    problem=_problem,
+    workloads=_workloads,
+    methods=METHODS,
+    default_method="a_online",
+)

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, verify
-from optsched.registry import Method
+from optsched.family import CompareSpec, Family
+from optsched.problems import hetero_gpu as _problem
+from optsched.workloads import hetero_gpu as _workloads
+from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.hetero_gpu.baselines import gavel_fifo, sched_allox, sched_homo, srtf
 from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, aggregate_lp, lemma_checks, list_schedule,
@@ -96,9 +99,10 @@ METHODS = (
     Method("exact", "exact", exact, description="Hare_Sched (4)-(8), big-M MILP, gap 0"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
-    Method("hare", "algorithm", hare, theorem4_bound, "Algorithm 1 on the paper's relaxation"),
-    Method("hare_subsets", "algorithm", hare_subsets, theorem4_bound,
-           "Algorithm 1 on the subset relaxation (9S)"),
+    Method("hare", "algorithm", hare, guarantee=theorem4_bound,
+           description="Algorithm 1 on the paper's relaxation"),
+    Method("hare_subsets", "algorithm", hare_subsets, guarantee=theorem4_bound,
+           description="Algorithm 1 on the subset relaxation (9S)"),
     Method("hare_eft", "algorithm", hare_eft,
            description="Algorithm 1, earliest-finish GPU at line 12 (variant)"),
     Method("gavel_fifo", "baseline", gavel_fifo, description="FIFO on the fastest idle GPUs, gang"),
@@ -106,8 +110,15 @@ METHODS = (
     Method("sched_homo", "baseline", sched_homo, description="weighted, heterogeneity-oblivious gang"),
     Method("sched_allox", "baseline", sched_allox, description="one GPU per job, min-cost matching"),
 )
-DEFAULT_METHOD = "hare"
 #: At paper scale hare_subsets equals hare (both use the aggregate LP), so compare leaves it out.
-COMPARE_METHODS = ("hare", "hare_eft", "gavel_fifo", "srtf", "sched_homo", "sched_allox")
-COMPARE_FIGURE = {"title": "Hare vs baselines at paper scale (Figs. 12/15: 200 jobs, 160 GPUs)",
-                  "ylabel": "total weighted completion time / Hare's"}
+SPEC = Family(
+    name="hetero_gpu",
+    description="Chen et al. (004), Hare: task scheduling on heterogeneous GPUs, min sum w_n C_n",
+    problem=_problem,
+    workloads=_workloads,
+    methods=METHODS,
+    default_method="hare",
+    compare=CompareSpec(methods=("hare", "hare_eft", "gavel_fifo", "srtf", "sched_homo", "sched_allox"),
+                        title='Hare vs baselines at paper scale (Figs. 12/15: 200 jobs, 160 GPUs)',
+                        ylabel="total weighted completion time / Hare's"),
+)

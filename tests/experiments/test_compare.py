@@ -6,12 +6,12 @@ import csv
 
 from optsched.experiments.compare import COMPARE_FIELDS, run_compare
 
-from .conftest import FAMILY
+from .conftest import FAMILY, wrap
 
 
 def test_compare_tiny(hetero, tmp_path):
     rows, table = run_compare(FAMILY, preset="tiny", seeds=2, out=tmp_path, progress=False)
-    methods = {m.name for m in hetero.module.METHODS if m.kind in ("algorithm", "baseline")}
+    methods = {m.name for m in hetero.spec().methods if m.kind in ("algorithm", "baseline")}
     assert {r["method"] for r in rows} == methods and len(rows) == 2 * len(methods)
     for r in rows:
         assert tuple(r) == COMPARE_FIELDS and r["status"] == "feasible"
@@ -27,10 +27,10 @@ def test_compare_tiny(hetero, tmp_path):
 
 
 def test_compare_reports_failures(hetero):
-    def boom(inst, **kw):
+    def boom(name):
         raise RuntimeError("no luck")
 
-    hetero("gavel_fifo", func=boom)
+    hetero("gavel_fifo", func=wrap(hetero.spec().method("gavel_fifo"), before=boom))
     rows, table = run_compare(FAMILY, preset="tiny", seeds=1, progress=False)
     row = next(r for r in rows if r["method"] == "gavel_fifo")
     assert row["status"] == "error" and row["relative"] is None

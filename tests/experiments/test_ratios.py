@@ -16,10 +16,9 @@ from optsched.experiments import ratios
 from optsched.experiments.ratios import ROW_KEYS, format_table, run_ratios
 from optsched.experiments.store import read_rows, row_key
 from optsched.experiments.table import DETERMINISTIC_FIELDS, summarize
-from optsched.registry import FAMILIES
 from optsched.result import Outcome, SolveStatus
 
-from .conftest import FAMILY, KEEP
+from .conftest import FAMILY, KEEP, wrap
 
 RUN = dict(families=[FAMILY], seeds=2, progress=False)
 
@@ -66,19 +65,11 @@ def test_resume_skips_finished_rows(hetero, tmp_path, monkeypatch):
     assert again == first and path.read_text().splitlines() == lines
     monkeypatch.setattr(ratios, "run_instance", real)
     # drop one algorithm row: only that row is redone, the stored exact optimum is reused
-    hetero_mod = hetero.module
     dropped = [ln for ln in lines if json.loads(ln)["method"] == "hare"][0]
     path.write_text("\n".join(ln for ln in lines if ln != dropped) + "\n")
     calls = []
-    original = hetero_mod.METHODS
-
-    def spy(entry):
-        def func(inst, **kw):
-            calls.append(entry.name)
-            return entry.func(inst, **kw)
-        return dataclasses.replace(entry, func=func)
-
-    monkeypatch.setattr(hetero_mod, "METHODS", tuple(spy(m) for m in original))
+    for entry in hetero.spec().methods:
+        hetero(entry.name, func=wrap(entry, before=calls.append))
     resumed = run_ratios(**RUN, out=tmp_path)
     assert calls == ["hare"]
     assert len(path.read_text().splitlines()) == len(lines)
@@ -92,8 +83,11 @@ def _strip(rows):
 def test_sigkill_and_restart_loses_and_duplicates_nothing(hetero, tmp_path):
     seeds = 5
     out = tmp_path / "killed"
-    code = (f"import optsched.solvers.{FAMILY} as m; "
-            f"m.METHODS = tuple(x for x in m.METHODS if x.name in {KEEP!r}); "
+    code = ("import dataclasses; from optsched import registry; "
+            "from optsched.family import CompareSpec; "
+            f"s = registry.get_family({FAMILY!r}); "
+            f"registry._FAMILIES[{FAMILY!r}] = dataclasses.replace(s, compare=CompareSpec(), "
+            f"methods=tuple(m for m in s.methods if m.name in {KEEP!r})); "
             "from optsched.experiments.ratios import run_ratios; "
             f"run_ratios(families=[{FAMILY!r}], seeds={seeds}, out={str(out)!r}, progress=False)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
@@ -131,14 +125,11 @@ def _summary(rows):
 def test_bad_schedule_is_a_violation_not_swallowed(hetero):
     from optsched.problems.hetero_gpu import Schedule
 
-    good = next(m for m in hetero.module.METHODS if m.name == "hare").func
-
-    def broken(inst, **kw):
-        out = good(inst, **kw)
+    def broken(out):
         runs = tuple(dataclasses.replace(t, gpu=0, start=0.0) for t in out.schedule.runs)
         return dataclasses.replace(out, schedule=Schedule(runs))
 
-    hetero("hare", func=broken)
+    hetero("hare", func=wrap(hetero.spec().method("hare"), after=broken))
     rows = run_ratios(**RUN)
     bad = _by(rows, "hare")
     assert all(r["status"] == "violation" and r["checks"]["verified"] is False for r in bad)
@@ -162,26 +153,20 @@ def test_ratio_above_guarantee_is_marked(hetero):
 
 
 def test_lower_bound_above_opt_is_a_violation(hetero):
-    good = next(m for m in hetero.module.METHODS if m.name == "lower_bound").func
-
-    def too_high(inst, **kw):
-        out = good(inst, **kw)
+    def too_high(out):
         return dataclasses.replace(out, lower_bound=out.lower_bound * 2 + 1)
 
-    hetero("lower_bound", func=too_high)
+    hetero("lower_bound", func=wrap(hetero.spec().method("lower_bound"), after=too_high))
     rows = run_ratios(**RUN)
     assert all(r["checks"]["lb_le_opt"] is False for r in _by(rows, "lower_bound"))
     assert "lb_le_opt false" in format_table(rows)
 
 
 def test_exact_time_out_is_never_optimal(hetero):
-    exact = next(m for m in hetero.module.METHODS if m.name == "exact").func
-
-    def timed_out(inst, **kw):
-        out = exact(inst, **kw)
+    def timed_out(out):
         return dataclasses.replace(out, status=SolveStatus.TIME_LIMIT)
 
-    hetero("exact", func=timed_out)
+    hetero("exact", func=wrap(hetero.spec().method("exact"), after=timed_out))
     rows = run_ratios(**RUN)
     assert all(r["opt"] is None and r["ratio"] is None for r in rows)
     summary = {s["method"]: s for s in summarize(rows)}
@@ -190,11 +175,11 @@ def test_exact_time_out_is_never_optimal(hetero):
 
 
 def test_exception_is_a_failure_row_and_is_redone(hetero, tmp_path):
-    def boom(inst, **kw):
+    def boom(name):
         raise RuntimeError("boom")
 
-    good = next(m for m in hetero.module.METHODS if m.name == "gavel_fifo").func
-    hetero("gavel_fifo", func=boom)
+    good = hetero.spec().method("gavel_fifo").func
+    hetero("gavel_fifo", func=wrap(hetero.spec().method("gavel_fifo"), before=boom))
     rows = run_ratios(**RUN, out=tmp_path)
     failed = _by(rows, "gavel_fifo")
     assert all(r["status"] == "error" and "RuntimeError: boom" in r["error"] for r in failed)
@@ -205,13 +190,21 @@ def test_exception_is_a_failure_row_and_is_redone(hetero, tmp_path):
     assert len(read_rows(tmp_path / "results.jsonl")) == len(rows)
 
 
-def test_missing_family_is_skipped_and_reported(hetero, monkeypatch):
-    monkeypatch.setitem(FAMILIES, "no_such_family", "a family whose modules do not exist")
-    rows = run_ratios(families=[FAMILY, "no_such_family"], seeds=1, progress=False)
-    skipped = [r for r in rows if r["status"] == "skipped"]
-    assert [r["family"] for r in skipped] == ["no_such_family"]
-    assert "skipped family no_such_family: ModuleNotFoundError" in format_table(rows)
-    assert all(r["family"] == FAMILY for r in rows if r["status"] != "skipped")
+def test_relaxed_method_is_listed_as_not_comparable(hetero):
+    hetero("gavel_fifo", verify=lambda inst, schedule: 0.0)   # its own checker: a relaxed model
+    rows = run_ratios(families=[FAMILY], seeds=1, progress=False)
+    listed = [r for r in rows if r["status"] == "not comparable"]
+    assert [r["method"] for r in listed] == ["gavel_fifo"]
+    assert not [r for r in rows if r["method"] == "gavel_fifo" and r["seed"] >= 0]
+    table = format_table(rows)
+    assert any("gavel_fifo" in ln and "not comparable" in ln for ln in table.splitlines())
+
+
+def test_unknown_family_is_a_user_error():
+    from optsched.errors import InvalidInstance
+
+    with pytest.raises(InvalidInstance, match="unknown family 'no_such_family'"):
+        run_ratios(families=["no_such_family"], seeds=1, progress=False)
 
 
 def test_unknown_preset_is_a_user_error(hetero):

@@ -1,0 +1,141 @@
+"""The typed :class:`Family` object: the only way the rest of optsched learns about a family.
+
+Each family's solvers module ends with one ``SPEC = Family(...)``; :mod:`optsched.registry`
+collects them. Adding a family means writing ``problems/<f>.py``, ``workloads/<f>.py``,
+``models/<f>.py``, ``solvers/<f>.py`` and that one object (tests/test_family.py registers a toy
+single-machine family end to end).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from optsched.errors import UnknownMethod
+from optsched.method import Method
+
+
+class ProblemModule(Protocol):
+    """What ``optsched.problems.<family>`` provides (DESIGN.md, "Contracts")."""
+
+    FAMILY: str
+    FORMAT_VERSION: int
+    Instance: Any
+    Schedule: Any
+
+    def verify(self, instance: Any, schedule: Any) -> float: ...
+
+
+class WorkloadModule(Protocol):
+    """What ``optsched.workloads.<family>`` provides: presets and a seeded generator."""
+
+    PRESETS: tuple[str, ...]
+
+    def generate(self, preset: str = ..., seed: int = ..., **overrides: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class CompareSpec:
+    """How ``optsched compare`` runs a family at paper scale.
+
+    Attributes
+    ----------
+    methods
+        Names to run (None: every ``algorithm`` and ``baseline`` method).
+    reference
+        The method objectives are normalised by (None: the family's default method).
+    bound
+        The bound method shown beside them as ALG/LB (None: ``lower_bound`` if registered).
+    title, ylabel
+        Figure labels (None: generated).
+    """
+
+    methods: tuple[str, ...] | None = None
+    reference: str | None = None
+    bound: str | None = None
+    title: str | None = None
+    ylabel: str | None = None
+
+
+@dataclass(frozen=True)
+class Family:
+    """One problem family: its paper, modules, methods and experiment settings.
+
+    Attributes
+    ----------
+    name
+        The ``"family"`` tag of its JSON documents.
+    description
+        One line for ``optsched families``.
+    problem, workloads
+        ``optsched.problems.<name>`` and ``optsched.workloads.<name>``.
+    methods
+        Every registered method, in display order; one must be named ``exact``.
+    default_method
+        The paper's algorithm (what ``solve`` runs without ``--method``).
+    compare
+        Settings of ``optsched compare``.
+    ratio_preset, ratio_seeds
+        What the default ``optsched ratios`` runs for this family.
+    """
+
+    name: str
+    description: str
+    problem: ProblemModule
+    workloads: WorkloadModule
+    methods: tuple[Method, ...]
+    default_method: str
+    compare: CompareSpec = field(default_factory=CompareSpec)
+    ratio_preset: str = "tiny"
+    ratio_seeds: int = 8
+
+    def __post_init__(self) -> None:
+        names = [m.name for m in self.methods]
+        if len(set(names)) != len(names):
+            raise ValueError(f"family {self.name}: duplicate method names in {names}")
+        wanted = [self.default_method, *(self.compare.methods or ()),
+                  *(n for n in (self.compare.reference, self.compare.bound) if n)]
+        for name in wanted:
+            if name not in names:
+                raise ValueError(f"family {self.name}: no method {name!r} (known: {names})")
+        if self.problem.FAMILY != self.name:
+            raise ValueError(f"family {self.name}: problem module is for {self.problem.FAMILY!r}")
+        if self.ratio_preset not in self.workloads.PRESETS:
+            raise ValueError(f"family {self.name}: ratio preset {self.ratio_preset!r} unknown")
+
+    def method(self, name: str | None = None) -> Method:
+        """The method called ``name`` (default: :attr:`default_method`)."""
+        name = name or self.default_method
+        for m in self.methods:
+            if m.name == name:
+                return m
+        known = ", ".join(m.name for m in self.methods)
+        raise UnknownMethod(f"method: {self.name} has no method {name!r} (known: {known})")
+
+    def generate(self, preset: str = "tiny", seed: int = 0, **overrides: Any) -> Any:
+        """A seeded instance from the family's workload generator."""
+        return self.workloads.generate(preset, seed, **overrides)
+
+    def verify(self, instance: Any, schedule: Any) -> float:
+        """The family's independent checker."""
+        return self.problem.verify(instance, schedule)
+
+    def compare_methods(self) -> tuple[list[Method], str]:
+        """The methods ``optsched compare`` runs (reference first if not among them) and the
+        reference's name."""
+        if self.compare.methods is None:
+            entries = [m for m in self.methods if m.kind in ("algorithm", "baseline")]
+        else:
+            entries = [self.method(n) for n in self.compare.methods]
+        reference = self.compare.reference or self.default_method
+        if reference not in [e.name for e in entries]:
+            entries.insert(0, self.method(reference))
+        return entries, reference
+
+    def bound_method(self) -> Method | None:
+        """The bound shown at paper scale (``compare.bound`` or ``lower_bound``), if any."""
+        name = self.compare.bound or "lower_bound"
+        return next((m for m in self.methods if m.name == name and m.kind == "bound"), None)
+
+
+__all__ = ["CompareSpec", "Family", "ProblemModule", "WorkloadModule"]
