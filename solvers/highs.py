@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
 
-from optsched.result import SolveStatus
+from optsched.deadline import Deadline
+from optsched.result import Outcome, SolveStatus
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,17 @@ def available() -> bool:
     return bool(Highs().available())
 
 
-def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None, mip_rel_gap: float = 0.0,
-                threads: int = 1, seed: int = 0, tee: bool = False) -> SolveReport:
+def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
+                deadline: Deadline | None = None, mip_rel_gap: float = 0.0, threads: int = 1,
+                seed: int = 0, tee: bool = False) -> SolveReport:
     """Solve ``model`` (exactly one active objective, minimised or maximised) with a fresh HiGHS.
 
-    The solution, when one exists, is loaded into the model's variables.
+    The time limit is ``time_limit`` or, with ``deadline``, what is left of it (the earlier of the
+    two when both are given). The solution, when one exists, is loaded into the model's variables.
     """
+    if deadline is not None:
+        left = deadline.limit()
+        time_limit = left if time_limit is None or left is None else min(time_limit, left)
     opt = Highs()
     start = time.perf_counter()
     res = opt.solve(
@@ -97,6 +104,36 @@ def _status(tc: TerminationCondition) -> SolveStatus:
     if tc == TerminationCondition.provenInfeasible:
         return SolveStatus.INFEASIBLE
     return SolveStatus.UNKNOWN
+
+
+def report_outcome(rep: SolveReport, extract: Callable[[], Any], *,
+                   lower_bound: float | None = None, fallback: Any = None,
+                   info: dict | None = None) -> Outcome:
+    """The Outcome of an exact method from one HiGHS report (the one path for every family).
+
+    Parameters
+    ----------
+    rep
+        The report of the exact model's solve.
+    extract
+        Reads the schedule from the solved model (called only when it holds a solution).
+    lower_bound
+        A bound proven elsewhere (e.g. a relaxation); the Outcome's bound is the larger one.
+    fallback
+        A verified schedule to return when HiGHS found none (e.g. the heuristic behind the horizon);
+        its status is ``TIME_LIMIT`` when the solve ran out of time, else the solver's.
+    info
+        Extra details, merged over the solver's.
+
+    The model's own objective goes to ``Outcome.model_objective``, so the registry demotes
+    ``optimal`` when verify disagrees with it.
+    """
+    bounds = [b for b in (rep.bound, lower_bound) if b is not None]
+    bound = max(bounds) if bounds else None
+    details = {**rep.info, **(info or {})}
+    if rep.has_solution:
+        return Outcome(extract(), rep.status, bound, details, model_objective=rep.objective)
+    return Outcome(fallback, rep.status, bound, details)
 
 
 def relax_integrality(model: pyo.ConcreteModel) -> pyo.ConcreteModel:

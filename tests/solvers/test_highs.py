@@ -56,3 +56,31 @@ def test_lp_relaxation_bounds_the_mip():
     mip = solve_model(m).objective
     lp = solve_model(relax_integrality(m)).objective
     assert lp >= mip - 1e-9
+
+
+def test_deadline_bounds_the_solve():
+    import time
+
+    from optsched.deadline import Deadline
+
+    m = knapsack(n=300, rows=60, seed=1)
+    start = time.perf_counter()
+    rep = solve_model(m, deadline=Deadline.after(0.3), time_limit=100)
+    assert rep.status is SolveStatus.TIME_LIMIT and rep.info["time_limit"] <= 0.3
+    assert time.perf_counter() - start < 5
+
+
+def test_report_outcome_carries_model_objective_and_best_bound():
+    from optsched.solvers.highs import report_outcome
+
+    m = knapsack(n=5, seed=2)
+    m.obj.sense = pyo.minimize
+    rep = solve_model(m)
+    out = report_outcome(rep, lambda: "schedule", lower_bound=-1.0, info={"extra": 1})
+    assert out.schedule == "schedule" and out.status is SolveStatus.OPTIMAL
+    assert out.model_objective == rep.objective and out.lower_bound == max(rep.bound, -1.0)
+    assert out.info["extra"] == 1 and out.info["solver"] == "highs"
+    m.c = pyo.Constraint(expr=m.x[0] >= 2)
+    none = report_outcome(solve_model(m), lambda: pytest.fail("no solution"), fallback="heur")
+    assert none.schedule == "heur" and none.status is SolveStatus.INFEASIBLE
+    assert none.model_objective is None
