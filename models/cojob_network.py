@@ -30,8 +30,7 @@ import itertools
 import pyomo.environ as pyo
 
 from optsched.solvers.highs import solve_model
-
-REL_EPS = 1e-7
+from optsched.tolerance import at_least
 
 
 def _bottleneck(instance) -> dict:
@@ -119,7 +118,11 @@ def solve_lp_primal(instance, separation: str = "sort", time_limit=None, max_rou
 
 
 def separate(instance, values: dict) -> list:
-    """Most violated Queyranne prefix per port (spec Sec. 3.3 implementation B)."""
+    """Most violated Queyranne prefix per port (spec Sec. 3.3 implementation B).
+
+    A prefix counts as violated only when (15) fails the tolerance policy
+    (:func:`optsched.tolerance.at_least`): a cut that is met within the tolerance is not added, so
+    the LP can only be weaker (a lower bound stays a lower bound), never stricter than the checker."""
     out = []
     for p, ms in port_stages(instance).items():
         order = sorted(ms, key=lambda a: (values[a], a))
@@ -130,7 +133,7 @@ def separate(instance, values: dict) -> list:
             lin, sq, lhs = lin + x, sq + x * x, lhs + x * values[a]
             rhs = 0.5 * (sq + lin * lin)
             viol = rhs - lhs
-            if viol > REL_EPS * max(1.0, rhs) and viol > best:
+            if not at_least(lhs, rhs) and viol > best:
                 best, best_n = viol, n
         if best_n:
             out.append((p, tuple(order[:best_n])))

@@ -27,17 +27,18 @@ with the simulator: it integrates the rates and checks (5)–(11) itself.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from optsched.tolerance import at_least, at_most, close, covers
 from optsched.problems.fields import (Reader, Validated, as_float, as_int, as_list, fail, infeasible,
                                       readonly)
 
 FAMILY = "cojob_network"
 FORMAT_VERSION = 1
-TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,14 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     or, for a stage's first iteration, the stage start ``t*`` plus the gap; ``t*`` equal for all jobs
     of the stage (8), not before ``S_{g,k-1}`` nor the arrival (9). ``S_{g,k}`` is recomputed by (2)–(4).
 
+    Tolerances are those of :mod:`optsched.tolerance`, applied to scale-free quantities where the
+    quantity has a unit of its own: a port load is compared with its capacity as ``load / capacity
+    <= 1`` and the bytes of a flow as ``sent / size`` against 1 (relative, so rescaling bytes or
+    capacity never widens what is accepted; an absolute floor on bytes let a flow of 0.001 bytes
+    stop 0.1% early); time points (segment order, releases, barrier) use ``at_least``/``close``.
+    Every time, start and rate must be a finite number (a NaN start compared false everywhere and
+    silently disabled the barrier (8) and the releases (6)-(7)).
+
     Raises
     ------
     InfeasibleSchedule
@@ -336,21 +345,27 @@ def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
             if len(schedule.starts[g][j]) != job.stages:
                 infeasible(f"(8) starts[{g}][{j}] has {len(schedule.starts[g][j])} stages, "
                             f"job runs {job.stages}")
+            for k, t in enumerate(schedule.starts[g][j]):
+                if not math.isfinite(t):
+                    infeasible(f"(8) starts[{g}][{j}][{k}] is {t}, not a finite time")
 
 
 def _integrate(instance: Instance, schedule: Schedule):
     """Per flow instance: first time with positive rate, last such end time, bytes sent."""
     first, finish, sent = {}, {}, {}
-    cap = instance.capacity * (1 + TOL)
     last_end = 0.0
     for n, seg in enumerate(schedule.segments):
-        if seg.t1 < seg.t0 or seg.t0 < last_end - TOL:
+        if not (math.isfinite(seg.t0) and math.isfinite(seg.t1)):
+            infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) has a non-finite time")
+        if seg.t1 < seg.t0 or not at_least(seg.t0, last_end):
             infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) is empty-negative or overlaps "
                         f"the previous one")
         last_end = seg.t1
         port = np.zeros(instance.n_ports)
         for g, j, i, f, rate in seg.rates:
             s, d, _ = _flow(instance, g, j, i, f, n)
+            if not math.isfinite(rate):
+                infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} in segment {n}")
             if rate < 0:
                 infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} < 0 in segment {n}")
             port[s] += rate
@@ -360,7 +375,7 @@ def _integrate(instance: Instance, schedule: Schedule):
                 first.setdefault(key, seg.t0)
                 finish[key] = seg.t1
                 sent[key] = sent.get(key, 0.0) + rate * (seg.t1 - seg.t0)
-        _check_ports(instance, port, cap, seg)
+        _check_ports(instance, port, seg)
     return first, finish, sent
 
 
@@ -375,9 +390,9 @@ def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
     return flow
 
 
-def _check_ports(instance: Instance, port: np.ndarray, cap: float, seg: Segment) -> None:
+def _check_ports(instance: Instance, port: np.ndarray, seg: Segment) -> None:
     p = int(np.argmax(port))
-    if port[p] > cap:
+    if not at_most(float(port[p]) / instance.capacity, 1.0):      # all ports have one capacity
         eq = "(11)" if p < instance.machines else "(10)"
         kind = "ingress" if p < instance.machines else "egress"
         infeasible(f"{eq} {kind} port {p} at [{seg.t0:g}, {seg.t1:g}): load {port[p]:.9g} > "
@@ -397,10 +412,10 @@ def _check_job(instance, schedule, g, j, first, finish, sent, stage_done) -> Non
             for f, (_, _, size) in enumerate(job.flows):
                 key = (g, j, i, f)
                 got = sent.get(key, 0.0)
-                if abs(got - size) > TOL * max(1.0, size):
+                if not (covers(got / size, 1.0) and at_most(got / size, 1.0)):
                     infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends {got:.9g} "
                                 f"of {size:g} bytes")
-                if first[key] < release - TOL * max(1.0, release):
+                if not at_least(first[key], release):
                     eq = "(6)-(7)" if i > (cojob.iterations[k - 1] if k else 0) + 1 else "(6)-(8)"
                     infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
                                 f"{first[key]:g} before its release {release:g}")
@@ -411,10 +426,10 @@ def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
     cojob = instance.cojobs[g]
     ref = cojob.alive(k)[0]
     other = schedule.starts[g][ref][k]
-    if abs(start - other) > TOL * max(1.0, abs(start)):
+    if not close(start, other):
         infeasible(f"(8) cojob {g} stage {k + 1}: job {j} starts at {start:g}, job {ref} at {other:g}")
     earliest = stage_done[g][k - 1] if k else cojob.arrival
-    if start < earliest - TOL * max(1.0, earliest):
+    if not at_least(start, earliest):
         eq = "(8)" if k else "(9)"
         infeasible(f"{eq} cojob {g} stage {k + 1}: job {j} starts at {start:g} before "
                     f"{'S_{g,k-1}' if k else 'arrival'} = {earliest:g}")

@@ -151,3 +151,60 @@ def test_baraat_fifo_with_limited_multiplexing():
     assert simulate(inst, policy).S == [[pytest.approx(5.0)], [pytest.approx(5.0)]]
     plain = cs.Baraat(inst, theta=100.0)
     assert simulate(inst, plain).S == [[pytest.approx(4.0)], [pytest.approx(5.0)]]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Issue 13 ("a model may never be stricter than its checker"): schedules that verify used to accept
+# although they beat the exact optimum, because verify itself was too lax. The better schedules are
+# physically infeasible, so the fix is in verify (now rejects them); exact's optimum stands.
+
+
+def test_issue13_nan_start_no_longer_bypasses_the_barrier(data):
+    """A NaN stage start compared false in every check, so stage 2 of job 0 could run during stage 1
+    (barrier (8) and release (6) off): verify accepted 4 < the exact optimum 5."""
+    from optsched.errors import InfeasibleSchedule
+    from optsched.problems.cojob_network import Schedule, Segment, verify
+    inst = load_instance(data / FAMILY / "issue13_nan_start_barrier.json")
+    ex = solve(inst, "exact")
+    assert ex.status is SolveStatus.OPTIMAL and ex.objective == pytest.approx(5.0)
+    assert ex.objective == pytest.approx(brute.best_simulated(inst)[0])
+    cheat = Schedule((((0.0, float("nan")), (0.0,)),),
+                     (Segment(0.0, 1.0, ((0, 0, 1, 0, 1.0), (0, 1, 1, 0, 1.0))),
+                      Segment(1.0, 2.0, ((0, 0, 2, 0, 1.0), (0, 1, 1, 0, 1.0)))))
+    with pytest.raises(InfeasibleSchedule, match=r"\(8\) starts\[0\]\[0\]\[1\] is nan"):
+        verify(inst, cheat)
+    # a NaN segment end also disabled the overlap check of every later segment; non-finite rates
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(InfeasibleSchedule, match=r"\(12\) segment 0 .* non-finite time"):
+            verify(inst, Schedule(ex.schedule.starts, (Segment(0.0, bad, ()),) + ex.schedule.segments))
+        with pytest.raises(InfeasibleSchedule, match=r"\(12\)"):
+            verify(inst, Schedule(ex.schedule.starts,
+                                  (Segment(0.0, 1.0, ((0, 0, 1, 0, bad),)),) + ex.schedule.segments[1:]))
+
+
+def test_issue13_tolerances_are_relative_to_the_flow_and_the_port(data):
+    """Capacity 0.001 and flows of 0.001 bytes (3 iterations, one link): the optimum is 3. verify
+    compared bytes with an absolute floor of 1e-6 bytes, i.e. 0.1% of these flows, and accepted
+    flows stopped 0.09% early (2.9973). The byte and capacity checks are now relative (sent/size,
+    load/capacity), so neither this nor rates 0.09% over capacity are accepted."""
+    from optsched.errors import InfeasibleSchedule
+    from optsched.io import load_schedule
+    from optsched.problems.cojob_network import verify
+    inst = load_instance(data / FAMILY / "issue13_small_bytes.json")
+    ex = solve(inst, "exact")
+    assert ex.status is SolveStatus.OPTIMAL and ex.objective == pytest.approx(3.0, rel=1e-9)
+    short = load_schedule(data / FAMILY / "issue13_small_bytes_short_schedule.json")
+    with pytest.raises(InfeasibleSchedule, match=r"\(5\) flow 0 of iteration 1 .* sends 0.0009991"):
+        verify(inst, short)
+    fast = load_schedule(data / FAMILY / "issue13_small_capacity_fast_schedule.json")
+    with pytest.raises(InfeasibleSchedule, match=r"\(11\) ingress port 0"):
+        verify(inst, fast)
+    # the same instance in other units (bytes and capacity x1000): same optimum, and the same
+    # cheat is rejected (the tolerance does not depend on the byte unit)
+    from optsched.problems.cojob_network import Cojob, Instance, Job, Schedule, Segment
+    kilo = Instance(1, (Cojob(0.0, (3,), (Job(1, ((0, 0, 1.0),)),)),), capacity=1.0)
+    assert solve(kilo, "exact").objective == pytest.approx(ex.objective, rel=1e-9)
+    kilo_short = Schedule(short.starts, tuple(
+        Segment(x.t0, x.t1, tuple((*r[:4], r[4] * 1000) for r in x.rates)) for x in short.segments))
+    with pytest.raises(InfeasibleSchedule, match=r"\(5\) flow 0 of iteration 1 .* sends 0.9991"):
+        verify(kilo, kilo_short)
