@@ -18,10 +18,14 @@ from optsched.method import Method
 class ProblemModule(Protocol):
     """What ``optsched.problems.<family>`` provides (DESIGN.md, "Contracts")."""
 
-    FAMILY: str
-    FORMAT_VERSION: int
-    Instance: Any
-    Schedule: Any
+    @property
+    def FAMILY(self) -> str: ...
+
+    @property
+    def Instance(self) -> Any: ...
+
+    @property
+    def Schedule(self) -> Any: ...
 
     def verify(self, instance: Any, schedule: Any) -> float: ...
 
@@ -29,7 +33,8 @@ class ProblemModule(Protocol):
 class WorkloadModule(Protocol):
     """What ``optsched.workloads.<family>`` provides: presets and a seeded generator."""
 
-    PRESETS: tuple[str, ...]
+    @property
+    def PRESETS(self) -> tuple[str, ...]: ...
 
     def generate(self, preset: str = ..., seed: int = ..., **overrides: Any) -> Any: ...
 

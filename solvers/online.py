@@ -259,7 +259,7 @@ def primal_dual_admission(jobs: Sequence[Hashable], *, weight: Callable[[Hashabl
     for job in jobs:
         cand = best_plan(job, ledger)
         utility = -math.inf if cand is None else weight(job) - cand.cost
-        if utility > 0:
+        if cand is not None and utility > 0:
             if cand.charge is not None:
                 cand.charge(ledger)
             else:

@@ -86,7 +86,7 @@ def plot_compare(rows: list[dict], path: str | Path, family: str, reference: str
     first -- the shape of the papers' headline figures (normalised objective per scheduler)."""
     plt = _pyplot()
     methods: dict[str, list[float]] = {}
-    kinds: dict[str, str] = {}
+    kinds: dict[str, str | None] = {}
     for row in rows:
         rel = row.get("relative")
         if rel is None or not math.isfinite(rel):

@@ -113,7 +113,7 @@ def versions() -> dict:
 
         import optsched
 
-        out = {"optsched": optsched.__version__, "python": sys.version.split()[0]}
+        out: dict[str, str | None] = {"optsched": optsched.__version__, "python": sys.version.split()[0]}
         for pkg in ("pyomo", "highspy"):
             try:
                 out[pkg] = version(pkg)
@@ -341,8 +341,8 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
                 while queue and len(pending) < limit:
                     task = queue.pop(0)
                     pending[ex.submit(run_instance, task)] = task
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
                     task = pending.pop(fut)
                     rows = _task_rows(fut, task)
                     if store is not None:

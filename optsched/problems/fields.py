@@ -6,6 +6,7 @@ same form: ``"<path>: <what is wrong>"``, e.g. ``"jobs[3].weight: must be > 0, g
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, NoReturn, Sequence
 
@@ -32,7 +33,7 @@ class Reader:
         The keys it must and may hold.
     """
 
-    def __init__(self, data: Any, where: str, required: Sequence[str], optional: Sequence[str] = ()):
+    def __init__(self, data: Any, where: builtins.str, required: Sequence[builtins.str], optional: Sequence[builtins.str] = ()):
         if not isinstance(data, dict):
             fail(where, f"must be an object, got {type(data).__name__}")
         unknown = sorted(set(data) - set(required) - set(optional))
@@ -45,8 +46,8 @@ class Reader:
         self.where = where
 
     @classmethod
-    def top(cls, data: Any, family: str, version: int, required: Sequence[str],
-            optional: Sequence[str] = (), what: str = "instance") -> "Reader":
+    def top(cls, data: Any, family: builtins.str, version: builtins.int, required: Sequence[builtins.str],
+            optional: Sequence[builtins.str] = (), what: str = "instance") -> "Reader":
         """Reader for a top-level document tagged with ``family`` and ``format_version``."""
         reader = cls(data, what, ("family", "format_version", *required), optional)
         if data["family"] != family:
@@ -55,25 +56,25 @@ class Reader:
             fail(f"{what}.format_version", f"expected {version}, got {data['format_version']!r}")
         return reader
 
-    def has(self, key: str) -> bool:
+    def has(self, key: builtins.str) -> bool:
         return key in self.data
 
-    def path(self, key: str) -> str:
+    def path(self, key: builtins.str) -> builtins.str:
         return f"{self.where}.{key}" if self.where else key
 
-    def int(self, key: str, *, min: int | None = None, max: int | None = None,
-            default: int | None = None) -> int:
+    def int(self, key: builtins.str, *, min: builtins.int | None = None, max: builtins.int | None = None,
+            default: builtins.int | None = None) -> builtins.int:
         if key not in self.data and default is not None:
             return default
         return as_int(self.data[key], self.path(key), min=min, max=max)
 
-    def float(self, key: str, *, min: float | None = None, positive: bool = False,
-              default: float | None = None) -> float:
+    def float(self, key: builtins.str, *, min: builtins.float | None = None, positive: bool = False,
+              default: builtins.float | None = None) -> builtins.float:
         if key not in self.data and default is not None:
             return default
         return as_float(self.data[key], self.path(key), min=min, positive=positive)
 
-    def str(self, key: str, *, choices: Sequence[str] | None = None, default: str | None = None) -> str:
+    def str(self, key: builtins.str, *, choices: Sequence[builtins.str] | None = None, default: builtins.str | None = None) -> builtins.str:
         if key not in self.data and default is not None:
             return default
         value = self.data[key]
@@ -83,28 +84,28 @@ class Reader:
             fail(self.path(key), f"must be one of {', '.join(choices)}, got {value!r}")
         return value
 
-    def list(self, key: str, *, length: int | None = None, nonempty: bool = False) -> list:
+    def list(self, key: builtins.str, *, length: builtins.int | None = None, nonempty: bool = False) -> builtins.list:
         return as_list(self.data[key], self.path(key), length=length, nonempty=nonempty)
 
-    def objects(self, key: str, required: Sequence[str], optional: Sequence[str] = (), *,
-                length: int | None = None, nonempty: bool = True) -> list["Reader"]:
+    def objects(self, key: builtins.str, required: Sequence[builtins.str], optional: Sequence[builtins.str] = (), *,
+                length: builtins.int | None = None, nonempty: bool = True) -> builtins.list["Reader"]:
         """A list of objects, each returned as a Reader named ``key[i]``."""
         items = self.list(key, length=length, nonempty=nonempty)
         return [Reader(item, f"{self.path(key)}[{i}]", required, optional) for i, item in enumerate(items)]
 
-    def ints(self, key: str, *, length: int | None = None, min: int | None = None,
-             max: int | None = None) -> tuple[int, ...]:
+    def ints(self, key: builtins.str, *, length: builtins.int | None = None, min: builtins.int | None = None,
+             max: builtins.int | None = None) -> tuple[builtins.int, ...]:
         items = self.list(key, length=length)
         return tuple(as_int(v, f"{self.path(key)}[{i}]", min=min, max=max) for i, v in enumerate(items))
 
-    def floats(self, key: str, *, length: int | None = None, min: float | None = None,
-               positive: bool = False) -> tuple[float, ...]:
+    def floats(self, key: builtins.str, *, length: builtins.int | None = None, min: builtins.float | None = None,
+               positive: bool = False) -> tuple[builtins.float, ...]:
         items = self.list(key, length=length)
         return tuple(as_float(v, f"{self.path(key)}[{i}]", min=min, positive=positive)
                      for i, v in enumerate(items))
 
-    def matrix(self, key: str, shape: tuple[int, int], *, min: float | None = None,
-               positive: bool = False) -> tuple[tuple[float, ...], ...]:
+    def matrix(self, key: builtins.str, shape: tuple[builtins.int, builtins.int], *, min: builtins.float | None = None,
+               positive: bool = False) -> tuple[tuple[builtins.float, ...], ...]:
         """A rows x cols matrix of floats, as nested tuples."""
         rows = self.list(key, length=shape[0])
         return tuple(

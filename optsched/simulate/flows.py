@@ -110,7 +110,7 @@ def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
     groups: dict[Hashable, list[int]] = {}
     for f, c in enumerate(cls):
         groups.setdefault(c, []).append(f)
-    for c in sorted(groups):
+    for c in sorted(groups):  # type: ignore[type-var]  # class keys are comparable numbers/tuples
         _fill(groups[c], src, dst, cap, rate)
     return rate
 
@@ -173,7 +173,7 @@ class Simulator:
         self.rem: dict[tuple[int, int], list[float]] = {}  # remaining bytes of in-flight coflows
         self.S = [[math.nan] * c.n_stages for c in cj]
         self.job_end = [[math.nan] * len(c.jobs) for c in cj]
-        self.starts = [[[] for _ in c.jobs] for c in cj]
+        self.starts: list[list[list[float]]] = [[[] for _ in c.jobs] for c in cj]
         self.stage_start = [[math.nan] * c.n_stages for c in cj]
         self.sent = [[[0.0] * c.n_stages for _ in c.jobs] for c in cj]   # bytes sent per job stage
         self._compute: list[tuple[float, int, int, int]] = []
