@@ -4,9 +4,18 @@
   enumerating configurations kappa = (m, p, q, N, d) so that rho, d and the products in (2f), (2h)
   and the objective become parameters (digest Sec. 3.2, constraints M1-M12 with M9). Time-indexed,
   integral slots 1..T_max; exact for every optimal schedule when T_max = :func:`safe_horizon`.
-  Dominance facts used (each one line): (1) for fixed (m, p, q, N) the minimal duration
-  ceil(W/(N rho)) and exactly N workers dominate; (2) q = 1 => co-located suffices (rho(q=1) >=
-  rho(q=0)); (3) one PS server with the minimal PS count dominates (M9).
+  Dominance facts used, each checked against :func:`~optsched.problems.elastic_cluster.verify`'s
+  rules (one line each): (1) for fixed (m, p, q, N) the least duration verify's (2f) accepts
+  (``Instance.duration`` = ``tolerance.slots_needed``, not ceil(W/(N rho))) and exactly N workers
+  dominate: a longer run occupies a superset of slots and completes later, and dropping workers
+  (remote ones first) keeps (2d), (2g), (2i) and lowers every load; (2) q = 1 => co-located
+  suffices: verify accepts q = 0 on a co-located placement and rho(q=1) >= rho(q=0); (3) one PS
+  server dominates (M9): verify checks (2i) per PS server, so keeping only one PS server's PSs
+  keeps (2e), (2i) on it and lowers every load; its PS count need not be minimal in the model,
+  M8 admits exactly the counts verify's (2i) accepts.
+  Tolerance (issue 13, :mod:`optsched.tolerance`): capacities are C + slack(C)
+  (``Instance.cap_limit``, verify's ``at_most``) and M8 is exact for verify's ``covers`` (see
+  :func:`ps_cut`), so the model is never stricter than the checker.
 - :func:`build_batch` — the per-round problem (7) / (16): max sum w_j over jobs finished by tau.
 - :func:`enumerate_columns`, :func:`build_packing`, :func:`build_packing_dual` — the
   compact-exponential packing ILP (8) / (17), its LP relaxation, and the dual (9) / (18), with the
@@ -22,10 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import pyomo.environ as pyo
 
+from optsched import tolerance
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.solvers.elastic_cluster.placement import fastest_alone
-
-TOL = 1e-9
 
 
 # -------------------------------------------------------------------------------------- horizon
@@ -49,28 +57,41 @@ def safe_horizon(inst: Instance, upper_bound: float | None = None) -> int:
     """T_max such that every optimal schedule completes all jobs by T_max + 1.
 
     With S the cost of a feasible schedule (``upper_bound``, at most that of
-    :func:`serial_schedule`) and l_i = a_i + d_i^min (d^min of the fastest schedule alone), an
-    optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j."""
+    :func:`serial_schedule`) and l_i = a_i + d_i^min, an optimal schedule has
+    w_j c_j <= S - sum_{i != j} w_i l_i for every j. d_i^min is the shortest duration of a
+    configuration that passes the model's own pruning (:func:`model_configs`), a relaxation of
+    "fastest schedule alone" that does not depend on the placement heuristics; the bound is
+    rounded up with ``at_most`` so float noise never cuts off a completion slot."""
     serial = serial_schedule(inst)
     cost = sum(job.weight * p.completion for job, p in zip(inst.jobs, serial.plans))
     if upper_bound is not None:
         cost = min(cost, upper_bound)
-    low = [job.arrival + p.duration for job, p in zip(inst.jobs, serial.plans)]
+    low = [job.arrival + min(c[4] for c in model_configs(inst, j, math.inf))
+           for j, job in enumerate(inst.jobs)]
     total = sum(job.weight * l for job, l in zip(inst.jobs, low))
-    return max(int(math.floor((cost - total + job.weight * l) / job.weight + TOL)) - 1
-               for job, l in zip(inst.jobs, low))
+    last = 0
+    for job, l in zip(inst.jobs, low):
+        bound = (cost - total + job.weight * l) / job.weight  # the latest c_j
+        c = math.floor(bound)
+        if tolerance.at_most(c + 1, bound):
+            c += 1
+        last = max(last, c - 1)
+    return last
 
 
 # ------------------------------------------------------------------------------- configurations
 
 
 def _fits(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
-    """Pruning of digest Sec. 3.2: q = 1 needs one server that holds N workers (+1 PS); q = 0 needs
-    the whole cluster to hold them."""
+    """Pruning of digest Sec. 3.2 with verify's capacity rule (``at_most``, i.e. load <=
+    ``cap_limit``): q = 1 needs one server that holds N workers (+1 PS); q = 0 needs the whole
+    cluster to hold them (each server's load <= its cap_limit, so their sum <= the sum of the
+    cap_limits; compared with ``at_most`` again, which only loosens this necessary condition)."""
     need = n * inst.e[m] + (inst.z[p] if inst.is_ps else 0)
     if q == 1:
-        return bool((inst.cap >= need[None, :] - TOL).all(axis=1).any())
-    return bool((inst.cap.sum(axis=0) >= need - TOL).all())
+        return bool((need[None, :] <= inst.cap_limit).all(axis=1).any())
+    total = inst.cap_limit.sum(axis=0)
+    return all(tolerance.at_most(float(x), float(c)) for x, c in zip(need, total))
 
 
 def model_configs(inst: Instance, j: int, max_len: int) -> list:
@@ -142,16 +163,40 @@ def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool
     return m
 
 
+def ps_cut(inst: Instance, w: int, p: int, n_max: int) -> float:
+    """The constant c of M8 for worker type w and PS type p: for all integers 0 <= k <= n_max
+    (remote workers) and s >= 0 (PSs), B_p s >= b_w k - c  <=>  verify's (2i)
+    ``covers(s * B_p, k * b_w)``.
+
+    (2i) under the tolerance is a staircase s >= s_k (``Instance.ps_raw``); c must be at least
+    b k - B s_k (accept s_k) and below b k - B (s_k - 1) (reject s_k - 1) for every k. The midpoint
+    of that interval is used, so HiGHS's feasibility tolerances cannot flip a decision. (A plain
+    B s >= b k would be stricter than verify; issue 13.)"""
+    b, big_b = inst.worker_types[w].bandwidth, inst.ps_types[p].bandwidth
+    lo, hi = 0.0, math.inf
+    for k in range(n_max + 1):
+        s_k = inst.ps_raw(w, p, k)
+        lo = max(lo, k * b - s_k * big_b)
+        if s_k >= 1:
+            hi = min(hi, k * b - (s_k - 1) * big_b)
+    if not lo < hi:
+        raise ValueError(f"(2i) worker type {w}, PS type {p}: no linear cut matches the tolerance "
+                         f"staircase ({lo} >= {hi})")
+    return lo + (min(hi, lo + big_b) - lo) / 2
+
+
 def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
-    """M3, M4, M6 (PSs), M7, M8 ((2i)), M9."""
+    """M3, M4, M6 (PSs), M7, M8 ((2i), exact for verify's covers), M9."""
     H, M, P = range(inst.n_servers), range(len(inst.worker_types)), range(len(inst.ps_types))
     b = [t.bandwidth for t in inst.worker_types]
     big_b = [t.bandwidth for t in inst.ps_types]
-    sbar = {j: max(max(1, math.ceil(inst.jobs[j].chunks * max(b) / bb - TOL)) for bb in big_b)
+    # the largest PS count ever useful: (2i) for all D_j workers remote (verify's predicate)
+    sbar = {j: max(inst.ps_needed(w, p, inst.jobs[j].chunks) for w in M for p in P)
             for j in jobs}
     m.s = pyo.Var([(j, h, p) for j in jobs for h in H for p in P], domain=pyo.NonNegativeIntegers,
                   bounds=lambda _, j, h, p: (0, sbar[j]))
     m.eta = pyo.Var([(j, h) for j in jobs for h in H], domain=pyo.Binary)
+    m.cut = pyo.Var(jobs, domain=pyo.NonNegativeReals)  # ps_cut of the chosen (w, p)
     for j in jobs:
         for p in P:
             uses_p = sum(A[j, k] for (jj, k), c in conf.items() if jj == j and c[1] == p
@@ -160,20 +205,31 @@ def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
                 _add(m, m.s[j, h, p] <= sbar[j] * uses_p)  # M3
         _add(m, sum(m.s[j, h, p] for h in H for p in P) >= chosen[j])  # M4 / (2e)
         _add(m, sum(m.eta[j, h] for h in H) == chosen[j])  # M9
+        # the cut c of M8 for the chosen (w, p) (one (w, p) per job by M1-M3)
+        cuts = {wp: ps_cut(inst, *wp, inst.jobs[j].chunks)
+                for wp in {(c[0], c[1]) for (jj, _), c in conf.items() if jj == j}}
+        _add(m, m.cut[j] == sum(cuts[c[0], c[1]] * A[j, k]
+                                for (jj, k), c in conf.items() if jj == j and (j, k) in A))
         for h in H:
             n_ps = sum(m.s[j, h, p] for p in P)
             _add(m, n_ps <= sbar[j] * (m.sigma[j, h] + q0[j]))  # M6 (PSs)
             _add(m, n_ps <= sbar[j] * m.eta[j, h])  # M7
             remote = sum(b[w] * m.y[j, g, w] for g in H if g != h for w in M)
             _add(m, sum(big_b[p] * m.s[j, h, p] for p in P)
-                    >= remote - max(b) * inst.jobs[j].chunks * (1 - m.eta[j, h]))  # M8
+                    >= remote - m.cut[j] - max(b) * inst.jobs[j].chunks * (1 - m.eta[j, h]))  # M8
 
 
 def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
-    """M10-M12: G_{jhrt} >= Use_{jhr} - C (1 - Run_{jt}), sum_j G <= C ((2h) / (15b))."""
+    """M10-M12: G_{jhrt} >= Use_{jhr} - C (1 - Run_{jt}), sum_j G <= C ((2h) / (15b)), with
+    C = ``cap_limit`` = C_h^r + slack(C_h^r): verify's ``at_most(load, C_h^r)`` as a linear bound.
+
+    G exists only where some unit (a worker or a PS) fits under C; elsewhere M10 forces zero use."""
     H, R = range(inst.n_servers), range(inst.n_res)
     M, P = range(len(inst.worker_types)), range(len(inst.ps_types))
     slots = range(1, last_slot + 1)
+    cap = inst.cap_limit
+    units = [inst.e[w] for w in M] + ([inst.z[p] for p in P] if inst.is_ps else [])
+    usable = {(h, r): any(0 < u[r] <= cap[h, r] for u in units) for h in H for r in R}
     run = {(j, t): [] for j in jobs for t in slots}
     for (j, k), ts in by_jk.items():
         d = conf[j, k][4]
@@ -181,7 +237,7 @@ def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
             for t in range(t0, t0 + d):
                 run[j, t].append(m.X[j, k, t0])
     m.G = pyo.Var([(j, h, r, t) for j in jobs for h in H for r in R for t in slots
-                   if run[j, t] and inst.cap[h, r] > 0], domain=pyo.NonNegativeReals)
+                   if run[j, t] and usable[h, r]], domain=pyo.NonNegativeReals)
     for j in jobs:
         for h in H:
             for r in R:
@@ -190,25 +246,25 @@ def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
                     use = use + sum(inst.z[p, r] * m.s[j, h, p] for p in P if inst.z[p, r] > 0)
                 if isinstance(use, (int, float)):
                     continue
-                _add(m, use <= float(inst.cap[h, r]))  # M10
+                _add(m, use <= float(cap[h, r]))  # M10
                 for t in slots:
-                    if run[j, t] and inst.cap[h, r] > 0:
-                        _add(m, m.G[j, h, r, t] >= use - float(inst.cap[h, r]) * (
+                    if run[j, t] and usable[h, r]:
+                        _add(m, m.G[j, h, r, t] >= use - float(cap[h, r]) * (
                             1 - sum(run[j, t])))  # M11
     for h in H:
         for r in R:
             for t in slots:
                 terms = [m.G[j, h, r, t] for j in jobs if (j, h, r, t) in m.G]
                 if len(terms) > 1:
-                    _add(m, sum(terms) <= float(inst.cap[h, r]))  # M12
+                    _add(m, sum(terms) <= float(cap[h, r]))  # M12
     _aggregate_cuts(m, inst, conf, by_jk, slots)
 
 
 def _aggregate_cuts(m, inst: Instance, conf, by_jk, slots) -> None:
     """M13 (ours, valid): per resource and slot, the running configurations' least total use
-    N e_m + z_p (one PS) fits the cluster's total capacity. Redundant for integer solutions; it
-    tightens the LP, which M11's big-M leaves weak."""
-    total = inst.cap.sum(axis=0)
+    N e_m + z_p (one PS) fits the cluster's total capacity (sum of the cap_limits). Redundant for
+    integer solutions; it tightens the LP, which M11's big-M leaves weak."""
+    total = inst.cap_limit.sum(axis=0)
     for r in range(inst.n_res):
         load: dict = {t: [] for t in slots}
         for (j, k), ts in by_jk.items():
@@ -276,7 +332,7 @@ def enumerate_columns(inst: Instance, j: int, tau: int) -> list[Column]:
     for w, p, q, n, d in model_configs(inst, j, tau - 1):
         for workers, ps in _placements(inst, w, p, q, n):
             use = np.outer(workers, inst.e[w]) + (np.outer(ps, inst.z[p]) if inst.is_ps else 0)
-            if (use > inst.cap + TOL).any():
+            if (use > inst.cap_limit).any():  # verify's at_most, one job alone
                 continue
             usage = tuple((h, r, float(use[h, r])) for h in range(H) for r in range(inst.n_res)
                           if use[h, r] > 0)
@@ -305,7 +361,8 @@ def _placements(inst: Instance, w: int, p: int, q: int, n: int):
 
 def build_packing(inst: Instance, columns: list[Column], tau: int,
                   relax: bool = False) -> pyo.ConcreteModel:
-    """(8) / (17): max sum w_j x_jl, capacity (8a) per (t, r, h), one schedule per job (8b);
+    """(8) / (17): max sum w_j x_jl, capacity (8a) per (t, r, h) (C = cap_limit, verify's
+    at_most), one schedule per job (8b);
     ``relax`` gives the LP relaxation (x >= 0) with duals imported."""
     m = pyo.ConcreteModel(name="packing")
     m.L = pyo.Set(initialize=range(len(columns)))
@@ -321,14 +378,14 @@ def build_packing(inst: Instance, columns: list[Column], tau: int,
             for h, r, a in c.usage:
                 load.setdefault((h, r, t), []).append((i, a))
     m.cap = pyo.Constraint(list(load), rule=lambda _, h, r, t: sum(
-        a * m.x[i] for i, a in load[h, r, t]) <= float(inst.cap[h, r]))
+        a * m.x[i] for i, a in load[h, r, t]) <= float(inst.cap_limit[h, r]))
     if relax:
         m.dual = pyo.Suffix(direction=pyo.Suffix.IMPORT)
     return m
 
 
 def build_packing_dual(inst: Instance, columns: list[Column], tau: int) -> pyo.ConcreteModel:
-    """(9) / (18): min sum_j u_j + sum_{t,h,r} C_h^r delta_h^r(t) s.t. (9a)
+    """(9) / (18): min sum_j u_j + sum_{t,h,r} C_h^r delta_h^r(t) s.t. (9a) (C = cap_limit, as (8))
     u_j >= w_j - sum_{t in T(l)} sum_{h,r} delta f(l) for every column l, delta, u >= 0."""
     m = pyo.ConcreteModel(name="packing_dual")
     jobs = sorted({c.job for c in columns})
@@ -337,7 +394,7 @@ def build_packing_dual(inst: Instance, columns: list[Column], tau: int) -> pyo.C
     m.u = pyo.Var(jobs, domain=pyo.NonNegativeReals)
     m.delta = pyo.Var(cells, domain=pyo.NonNegativeReals)
     m.obj = pyo.Objective(expr=sum(m.u[j] for j in jobs) + sum(
-        float(inst.cap[h, r]) * m.delta[h, r, t] for h, r, t in cells), sense=pyo.minimize)
+        float(inst.cap_limit[h, r]) * m.delta[h, r, t] for h, r, t in cells), sense=pyo.minimize)
     m.c = pyo.Constraint(range(len(columns)), rule=lambda _, i: m.u[columns[i].job] >= (
         inst.jobs[columns[i].job].weight - sum(
             a * m.delta[h, r, t] for t in range(columns[i].start, columns[i].start + columns[i].duration)

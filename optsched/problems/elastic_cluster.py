@@ -15,10 +15,13 @@ Semantics (identical in :func:`verify`, the models and every algorithm):
 - per-worker rate (1) for PS: rho = 1 / (v_jm + U_j^p + [q=0] * comm_jm) and (14) for all-reduce:
   rho = 1 / (v_jm + (Phi-1)/Phi * (U_j + [q=0] * comm_jm)), Phi = number of workers, with
   comm_jm = comm_factor * 2 pi_j / b_m slots (comm_factor converts MB / Mbps to slots);
-- (2f): d * Phi * rho >= W_j; rho is evaluated for the job's q, and q = 1 must really be co-located
-  (q = 0 with a co-located placement is allowed: the rate is then conservative, digest Sec. 8 #30);
-- (2h)/(15b) capacities hold in every slot; (2i) every PS-hosting server's PS bandwidth covers the
-  workers on the other servers;
+- (2f): d * (Phi * rho) covers W_j (:func:`optsched.tolerance.covers`, relative 1e-6); rho is
+  evaluated for the job's q, and q = 1 must really be co-located (q = 0 with a co-located placement
+  is allowed: the rate is then conservative, digest Sec. 8 #30);
+- (2h)/(15b) capacities hold in every slot: load at_most C_h^r (:func:`optsched.tolerance.at_most`;
+  for integral demands and capacities below 1e6 this is exactly load <= C); (2i) every PS-hosting
+  server's PS bandwidth s B_p covers the bandwidth (Phi - y_h) b_m of the workers on the other
+  servers (``covers``);
 - objective sum_j w_j c_j, absolute completion slots (Figs. 2-6).
 
 The instance also carries T (``horizon``, the system timespan in lambda) and F (``weight_ratio``),
@@ -33,11 +36,11 @@ from functools import cached_property
 
 import numpy as np
 
+from optsched import tolerance
 from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
 
 FAMILY = "elastic_cluster"
 FORMAT_VERSION = 1
-TOL = 1e-6
 ARCHITECTURES = ("ps", "allreduce")
 
 JOB_FIELDS = ("arrival", "weight", "epochs", "chunks", "batches", "compute", "update", "grad_size")
@@ -164,13 +167,26 @@ class Instance(Validated):
         return 1.0 / (job.compute[m] + (n - 1) / n * (job.update[0] + c))
 
     def duration(self, j: int, m: int, p: int, n: int, q: int) -> int:
-        """Minimal d with d * n * rho >= W_j: ceil(W_j / (n rho)) (dominance fact 1)."""
-        return ceil_slots(self.jobs[j].work / (n * self.rate(j, m, p, n, q)))
+        """Minimal d that :func:`verify`'s (2f) accepts: the least d with ``covers(d * (n * rho),
+        W_j)`` (:func:`optsched.tolerance.slots_needed`, the same float product as verify), so a
+        model never needs one slot more than the checker (dominance fact 1; issue 13)."""
+        return tolerance.slots_needed(self.jobs[j].work, n * self.rate(j, m, p, n, q))
 
     def ps_needed(self, m: int, p: int, remote: int) -> int:
-        """PSs of type p on one server so that (2i) covers ``remote`` type-m workers, and >= 1."""
-        need = remote * self.worker_types[m].bandwidth / self.ps_types[p].bandwidth
-        return max(1, ceil_slots(need))
+        """The fewest (>= 1) type-p PSs on one server whose bandwidth s * B_p covers
+        ``remote * b_m`` in :func:`verify`'s (2i) (same predicate, same float products)."""
+        return max(1, self.ps_raw(m, p, remote))
+
+    def ps_raw(self, m: int, p: int, remote: int) -> int:
+        """The fewest (>= 0) type-p PSs with ``covers(s * B_p, remote * b_m)`` ((2i) alone)."""
+        return tolerance.slots_needed(remote * self.worker_types[m].bandwidth,
+                                      self.ps_types[p].bandwidth)
+
+    @cached_property
+    def cap_limit(self) -> np.ndarray:
+        """The largest per-slot load :func:`verify` accepts on (h, r): C + slack(C), i.e.
+        ``at_most(load, C)`` as a linear bound (read-only H x R) for models and algorithms."""
+        return readonly([[c + tolerance.slack(c) for c in row] for row in self.capacity])
 
     def configurations(self, j: int) -> list[tuple[int, int, int, int, int]]:
         """Non-dominated configurations (m, p, q, N, d) of job j (digest Sec. 3.2 / 3.6).
@@ -362,10 +378,10 @@ def verify(instance: Instance, schedule: Schedule) -> float:
             infeasible(f"(2a) job {j}: preempted (segments given); this model is non-preemptive")
         _check_plan(instance, j, plan)
         phi = sum(plan.workers)
-        if plan.duration * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
+        done = plan.duration * (phi * _rate(instance, j, plan, phi))
+        if not tolerance.covers(done, instance.jobs[j].work):
             infeasible(f"(2f) job {j}: {plan.duration} slots x {phi} workers train "
-                        f"{plan.duration * phi * _rate(instance, j, plan, phi):.6g} < W_j = "
-                        f"{instance.jobs[j].work} mini-batches")
+                        f"{done:.10g} < W_j = {instance.jobs[j].work} mini-batches")
     _check_capacity(instance, [(p, [(p.start, p.start + p.duration - 1)]) for p in schedule.plans])
     return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
 
@@ -386,7 +402,8 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
             infeasible(f"(2a) job {j}: segments must start at {plan.start} and be non-empty")
         phi = sum(plan.workers)
         slots = sum(l - f + 1 for f, l in segs) - overhead * (len(segs) - 1)
-        if slots * phi * _rate(instance, j, plan, phi) < instance.jobs[j].work * (1 - TOL):
+        if not tolerance.covers(slots * (phi * _rate(instance, j, plan, phi)),
+                                instance.jobs[j].work):
             infeasible(f"(2f) job {j}: its segments train fewer than W_j mini-batches")
         runs.append((plan, segs))
     _check_capacity(instance, runs)
@@ -431,9 +448,9 @@ def _check_ps(inst: Instance, j: int, plan: Plan) -> None:
     big_b = inst.ps_types[plan.ps_type].bandwidth
     total = sum(plan.workers)
     for h, s in enumerate(plan.ps):
-        if s > 0 and (total - plan.workers[h]) * b > s * big_b * (1 + TOL):
+        if s > 0 and not tolerance.covers(s * big_b, (total - plan.workers[h]) * b):
             infeasible(f"(2i) job {j} server {h}: remote worker bandwidth "
-                        f"{(total - plan.workers[h]) * b:g} > PS bandwidth {s * big_b:g}")
+                        f"{(total - plan.workers[h]) * b:.10g} > PS bandwidth {s * big_b:.10g}")
 
 
 def _rate(inst: Instance, j: int, plan: Plan, phi: int) -> float:
@@ -447,7 +464,11 @@ def _rate(inst: Instance, j: int, plan: Plan, phi: int) -> float:
 
 
 def _check_capacity(inst: Instance, runs) -> None:
-    """(2h) / (15b): per server, resource and slot, the running jobs' demand <= C_h^r."""
+    """(2h) / (15b): per server, resource and slot, the running jobs' demand at_most C_h^r.
+
+    Tolerance decision (issue 13): ``at_most(load, C)`` = load <= C + 1e-6 max(1, C). Demands and
+    capacities of the tiny/small presets are integral, where this is exactly load <= C; the models
+    use the same bound C + slack(C) (``Instance.cap_limit``) so they accept every load this does."""
     events: dict[int, list] = {}
     for plan, segs in runs:
         for f, l in segs:
@@ -457,12 +478,12 @@ def _check_capacity(inst: Instance, runs) -> None:
     for t in sorted(events):
         for plan, sign in events[t]:
             load += sign * _usage(inst, plan)
-        over = load - inst.cap
-        if (over > TOL * np.maximum(inst.cap, 1.0)).any():
-            h, r = map(int, np.argwhere(over > TOL * np.maximum(inst.cap, 1.0))[0])
-            eq = "(2h)" if inst.is_ps else "(15b)"
-            infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
-                        f"{load[h, r]:g} > {inst.cap[h, r]:g}")
+        for h, r in np.argwhere(load > inst.cap):  # at_most can only fail where load > C
+            h, r = int(h), int(r)
+            if not tolerance.at_most(float(load[h, r]), inst.capacity[h][r]):
+                eq = "(2h)" if inst.is_ps else "(15b)"
+                infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
+                            f"{load[h, r]:.10g} > {inst.capacity[h][r]:g}")
 
 
 def _usage(inst: Instance, plan: Plan) -> np.ndarray:
@@ -472,12 +493,5 @@ def _usage(inst: Instance, plan: Plan) -> np.ndarray:
     return use
 
 
-def ceil_slots(x: float) -> int:
-    """ceil(x - 1e-9): the digest's robust ceiling for durations and PS counts."""
-    return max(0, math.ceil(x - 1e-9))
-
-
-
-
-__all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "ceil_slots", "verify",
+__all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "verify",
            "verify_preemptive"]

@@ -57,9 +57,9 @@ def assumptions(inst: Instance) -> dict:
     share = 0.0
     for m in range(len(inst.worker_types)):
         for p in (range(len(inst.ps_types)) if inst.is_ps else (0,)):
-            ratio = ((inst.e[m] + (inst.z[p] if inst.is_ps else 0)) /
-                     np.maximum(inst.cap, 1e-12)).max(axis=1)
-            fits = ratio[ratio <= 1 + 1e-9]  # only servers that can host it
+            need = inst.e[m] + (inst.z[p] if inst.is_ps else 0)
+            ratio = (need / np.maximum(inst.cap, 1e-12)).max(axis=1)
+            fits = ratio[(need <= inst.cap_limit).all(axis=1)]  # servers that can host it
             share = max(share, float(fits.max()) if len(fits) else 0.0)
     return {"A1": bool(a1), "A2": bool(share <= 1 / math.log(inst.price_base)),
             "max_share": share, "A2_limit": 1 / math.log(inst.price_base)}

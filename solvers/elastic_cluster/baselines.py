@@ -3,8 +3,8 @@ batch problem (Fig. 8). The paper gives one sentence per baseline; these are the
 reimplementations, every detail ours:
 
 - every job uses its "ideal" configuration: the worker type m* (and PS type p*) maximising
-  rho(q=0) (PS: eq. (1); all-reduce: eq. (14) with Phi = D_j), and for PS max(1, ceil(N b/B)) PSs on
-  one PS server;
+  rho(q=0) (PS: eq. (1); all-reduce: eq. (14) with Phi = D_j), and for PS the fewest PSs meeting
+  (2i) (``Instance.ps_needed``, about max(1, ceil(N b/B))) on one PS server;
 - placement: first fit of everything on one server (q = 1), else workers first fit over the servers
   and the PSs on the first server with room for them (q = 0);
 - ``N_fix`` ~ U{1..30} capped at D_j (seeded), the worker count of FIFO, AntMan and Tiresias;
@@ -17,19 +17,24 @@ reimplementations, every detail ours:
   (remaining slots at N_fix) x (GPUs of the gang); AntMan serves resource-guarantee jobs (weight
   >= the instance's median) first, opportunistic jobs on the leftovers, and demotes a guarantee job
   that queued for more than ``ANTMAN_QUEUE`` slots.
+
+Tolerance (issue 13): an amount fits free capacity when ``at_most(amount, free)`` (the placement
+module's vectorised ``_room``), so no slot exceeds verify's C + slack(C); a preemptive job is done
+when verify_preemptive's own (2f) expression ``covers`` W_j.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from optsched import tolerance
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.elastic_cluster.placement import _count_fit, _room
 
 PREEMPT_OVERHEAD = 0.1
 ANTMAN_QUEUE = 5
 MAX_WORKERS = 30
-TOL = 1e-9
 
 
 def ideal_types(inst: Instance, j: int) -> tuple[int, int]:
@@ -67,26 +72,26 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
     e = inst.e[m]
     z = inst.z[p] if inst.is_ps else np.zeros(inst.n_res)
     need = n * e + z
-    fits = np.flatnonzero((free >= need[None, :] - TOL).all(axis=1))
+    room = _room(free)
+    fits = np.flatnonzero((need[None, :] <= room).all(axis=1))
     H = inst.n_servers
     if len(fits):
         h = int(fits[0])
         return (tuple(n if k == h else 0 for k in range(H)),
                 tuple(1 if k == h and inst.is_ps else 0 for k in range(H)), 1)
     pos = e > 0
-    caps = np.floor((free[:, pos] + TOL) / e[pos]).min(axis=1).clip(min=0)
+    caps = _count_fit(room[:, pos], e[pos]).min(axis=1)
     before = np.cumsum(caps) - caps
     y = np.clip(n - before, 0, caps).astype(int)
     if y.sum() < n:
         return None
     if not inst.is_ps:
         return tuple(int(v) for v in y), (0,) * H, 0
-    b, big_b = inst.worker_types[m].bandwidth, inst.ps_types[p].bandwidth
-    s = np.maximum(1, np.ceil((n - y) * b / big_b - 1e-9))
-    room = (free - y[:, None] * e[None, :] - s[:, None] * z[None, :] >= -TOL).all(axis=1)
-    if not room.any():
+    s = np.array([inst.ps_needed(m, p, n - int(v)) for v in y], dtype=float)
+    ok = (y[:, None] * e[None, :] + s[:, None] * z[None, :] <= room).all(axis=1)
+    if not ok.any():
         return None
-    h = int(np.argmax(room))
+    h = int(np.argmax(ok))
     return tuple(int(v) for v in y), tuple(int(s[h]) if k == h else 0 for k in range(H)), 0
 
 
@@ -154,7 +159,7 @@ def drf(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Ou
     """DRF by progressive filling of the waiting jobs' worker counts at every slot where jobs wait
     (non-preemptive: a started job keeps its allocation)."""
     line, plans = Timeline(inst), [None] * len(inst.jobs)
-    total = np.maximum(inst.cap.sum(axis=0), TOL)
+    total = np.maximum(inst.cap.sum(axis=0), 1e-12)  # a share's denominator, not a tolerance
     t = 1
     while any(pl is None for pl in plans):
         waiting = [j for j, pl in enumerate(plans) if pl is None and inst.jobs[j].arrival <= t]
@@ -189,7 +194,7 @@ def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray)
         j = min(active, key=lambda k: (share[k], k))
         e, z, m, p = per[j]
         extra = e + (z if counts[j] == 0 else 0)
-        if counts[j] >= inst.jobs[j].chunks or (left < extra - TOL).any():
+        if counts[j] >= inst.jobs[j].chunks or (extra > _room(left)).any():
             active.discard(j)
             continue
         left -= extra
@@ -226,7 +231,7 @@ def _simulate(inst: Instance, seed: int, order_fn) -> Outcome:
                 use = _usage(inst, Plan(t, 1, m, p, placed[j][2], placed[j][0], placed[j][1]))
                 placed[j] = placed[j] + (use,)
             use = placed[j][3]
-            if (free - use < -TOL).any():
+            if (use > _room(free)).any():
                 waited[j] += 1
                 continue
             free -= use
@@ -250,7 +255,9 @@ def _advance(inst, j, t, placed, types, n, progress, segments, done) -> None:
         segs.append((t, t))
     rate = n * inst.rate(j, types[0], types[1], n, placed[2])
     progress[j] += rate * (1.0 - PREEMPT_OVERHEAD if resumed else 1.0)
-    if progress[j] >= inst.jobs[j].work * (1 - 1e-9):
+    # done by verify_preemptive's own (2f) expression (the same float operations)
+    slots = sum(b - a + 1 for a, b in segs) - PREEMPT_OVERHEAD * (len(segs) - 1)
+    if tolerance.covers(slots * rate, inst.jobs[j].work):
         done[j] = True
 
 

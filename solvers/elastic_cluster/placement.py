@@ -15,6 +15,11 @@ candidate has a dominating one earlier in the same order (same start, a subset o
 same or fewer workers), so it can never be strictly cheaper and the result is unchanged.
 Candidates whose cost lower bound is not below the current best are skipped for the same reason;
 the search stops at cost 0 (prices are >= 0).
+
+Tolerance (issue 13): an amount fits a residual omega when ``at_most(amount, omega)`` (vectorised in
+:func:`_room`; on the idle cluster omega = C, so this is verify's capacity rule exactly, and on a
+residual it never lets a slot exceed verify's C + slack(C)); PS counts are verify's (2i) staircase
+(``Instance.ps_raw``), durations ``Instance.duration``.
 """
 
 from __future__ import annotations
@@ -24,9 +29,34 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from optsched import tolerance
 from optsched.problems.elastic_cluster import Instance, Plan
 
-TOL = 1e-9
+
+def _room(limit: np.ndarray) -> np.ndarray:
+    """Elementwise the largest amount ``tolerance.at_most`` accepts against ``limit``:
+    limit + REL max(1, |limit|) (the same float expression as ``at_most``)."""
+    return limit + tolerance.REL * np.maximum(1.0, np.abs(limit))
+
+
+def _count_fit(room: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Elementwise the largest integer k >= 0 with k * unit <= room (unit > 0)."""
+    k = np.floor(room / unit)
+    k = np.where(k * unit > room, k - 1, k)
+    k = np.where((k + 1) * unit <= room, k + 1, k)
+    return k.clip(min=0)
+
+
+def _ps_counts(inst: Instance, m: int, p: int, n_workers: int) -> np.ndarray:
+    """raw[g] = the fewest PSs of type p meeting verify's (2i) for n_workers - g remote type-m
+    workers (g = 0..n_workers); 0 when nothing is remote. Cached per instance (read-only)."""
+    cache = inst.__dict__.setdefault("_ps_counts", {})
+    if (m, p, n_workers) not in cache:
+        raw = np.array([inst.ps_raw(m, p, n_workers - g) for g in range(n_workers + 1)],
+                       dtype=float)
+        raw.flags.writeable = False
+        cache[m, p, n_workers] = raw
+    return cache[m, p, n_workers]
 
 
 @dataclass(frozen=True)
@@ -145,7 +175,7 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
         need = n * e + z
         ws, wm = state.windows(length)
         cost = np.einsum("hrs,r->sh", ws, need)
-        ok = (wm >= need[None, :, None] - TOL).all(axis=1).T
+        ok = (need[None, :, None] <= _room(wm)).all(axis=1).T
         cost = np.where(ok, cost, math.inf)
         flat = int(np.argmin(cost))
         s, h = divmod(flat, inst.n_servers)
@@ -169,8 +199,8 @@ def _caps(wm: np.ndarray, e: np.ndarray) -> np.ndarray:
     argument, (S, H) for a (H, R, S) one."""
     pos = e > 0
     if wm.ndim == 2:
-        return np.floor((wm[:, pos] + TOL) / e[pos]).min(axis=1).clip(min=0)
-    return np.floor((wm[:, pos, :] + TOL) / e[pos][None, :, None]).min(axis=1).clip(min=0).T
+        return _count_fit(_room(wm[:, pos]), e[pos]).min(axis=1)
+    return _count_fit(_room(wm[:, pos, :]), e[pos][None, :, None]).min(axis=1).T
 
 
 def _greedy_costs(omega_cost: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
@@ -231,19 +261,19 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
         if best.hopeless(length):
             continue
         e, z = _per_unit(inst, m, p)
-        ratio = inst.worker_types[m].bandwidth / inst.ps_types[p].bandwidth
+        raw = _ps_counts(inst, m, p, n)
         ws, wm = state.windows(length)
         omega_cost = np.einsum("hrs,r->sh", ws, e)
         psi_cost = np.einsum("hrs,r->sh", ws, z)
         caps = _caps(wm, e)
-        ps_fits = (wm >= z[None, :, None] - TOL).all(axis=1).T
+        ps_fits = (z[None, :, None] <= _room(wm)).all(axis=1).T
         lower = _greedy_costs(omega_cost, caps, n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
         solve = _exact_ps_server if exact else _faithful_ps_server
         finish = np.arange(1, len(lower) + 1) + length
         for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost))):
             if not best.better(float(lower[s]), float(finish[s])):
                 continue
-            found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, ratio, literal)
+            found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, raw, literal)
             if found is not None:
                 cost, y, sv = found
                 best.offer(cost, lambda: SubPlan(int(s) + 1, length, m, p, 0,
@@ -255,12 +285,13 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
 
 
 def _max_ps(wm: np.ndarray, z: np.ndarray, g: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """s_hat[n, g] = min_r floor((omega_n^r - g e^r) / z^r) over r with z^r > 0 (shape H x G)."""
+    """s_hat[n, g] = the most PSs with g e^r + s z^r at_most omega_n^r for every r with z^r > 0
+    (shape H x G; -1 where even the g workers do not fit)."""
     pos = z > 0
     if not pos.any():
         return np.full((wm.shape[0], len(g)), 10.0 ** 9)
-    left = wm[:, None, pos] - g[None, :, None] * e[None, None, pos]
-    return np.floor((left + TOL) / z[pos]).min(axis=2)
+    left = _room(wm[:, None, pos]) - g[None, :, None] * e[None, None, pos]
+    return np.where(left < 0, -1.0, _count_fit(left, z[pos])).min(axis=2)
 
 
 class _Fill:
@@ -279,17 +310,17 @@ class _Fill:
         return np.interp(amount, self.cum, self.val)
 
 
-def _ps_need(n_workers: int, g: np.ndarray, ratio: float, s_hat: np.ndarray, literal: bool):
-    """(PS count, feasible) for g workers on the PS server: fix #11 s = max(1, ceil((N-g) b/B))
-    feasible iff s_hat >= s; ``literal``: feasible iff s_hat B >= (N-g) b, s = min(s_hat, ceil)."""
-    raw = np.ceil((n_workers - g) * ratio - TOL)
+def _ps_need(raw: np.ndarray, s_hat: np.ndarray, literal: bool):
+    """(PS count, feasible) for g workers on the PS server, with raw[g] the fewest PSs meeting
+    (2i) (:func:`_ps_counts`): fix #11 s = max(1, raw) feasible iff s_hat >= s; ``literal``:
+    feasible iff s_hat meets (2i), s = min(s_hat, raw)."""
     if literal:
-        return np.minimum(s_hat, raw[None, :]), s_hat >= ((n_workers - g) * ratio - TOL)[None, :]
+        return np.minimum(s_hat, raw[None, :]), s_hat >= raw[None, :]
     need = np.maximum(1.0, raw)[None, :].repeat(s_hat.shape[0], axis=0)
     return need, s_hat >= need
 
 
-def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
+def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, raw, literal):
     """Alg. 4 lines 6-22 for one (m', p', L, t^-), vectorised over the PS-server position: servers
     before n (in Omega order) filled to capacity, on n the largest feasible g, the rest greedily
     after n. Returns (cost, y, s) of the first strictly cheapest n, or None."""
@@ -300,14 +331,14 @@ def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, 
     y_hat = np.minimum(fill.c, remaining)
     g = np.arange(n_workers + 1, dtype=float)
     s_hat = _max_ps(wm[order], z, g, e)
-    need, ok = _ps_need(n_workers, g, ratio, s_hat, literal)
+    need, ok = _ps_need(raw, s_hat, literal)
     ok &= g[None, :] <= y_hat[:, None]
     has = ok.any(axis=1)
     g_star = np.where(has, n_workers - np.argmax(ok[:, ::-1], axis=1), 0).astype(int)
     s_star = need[np.arange(H), g_star]
     rest = remaining - g_star
     after = fill.cum[-1] - fill.cum[1:]                    # capacity of positions > pos
-    feasible = has & (s_star >= 1) & (after >= rest - TOL)
+    feasible = has & (s_star >= 1) & (after >= rest)
     through = fill.cum[1:]
     cost = (fill.cost(np.minimum(n_workers, before)) + g_star * omega_cost[order]
             + s_star * psi_cost[order] + fill.cost(through + rest) - fill.cost(through))
@@ -326,7 +357,7 @@ def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, 
     return float(cost[k]), y, sv
 
 
-def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, literal):
+def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, raw, literal):
     """Exact variant (digest Sec. 4.5): every PS server n and workers g on it, minimal PS count,
     the other N - g workers greedily by Omega on the servers != n (transportation problem):
     F_{-n}(R) = F(R) if R <= (caps before n) else F(R + c_n) - c_n Omega_n."""
@@ -334,14 +365,14 @@ def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, ratio, lit
     H = len(caps)
     g = np.arange(n_workers + 1, dtype=float)
     s_hat = _max_ps(wm, z, g, e)
-    need, ok = _ps_need(n_workers, g, ratio, s_hat, False)
+    need, ok = _ps_need(raw, s_hat, False)
     ok &= g[None, :] <= caps[:, None]
     amount = n_workers - g[None, :]                       # H x G
     c_n = caps[:, None]
     start = fill.cum[fill.pos][:, None]                   # caps before n in the sorted order
     rest = np.where(amount <= start, fill.cost(amount),
                     fill.cost(amount + c_n) - c_n * omega_cost[:, None])
-    ok &= fill.cum[-1] - c_n >= amount - TOL
+    ok &= fill.cum[-1] - c_n >= amount
     cost = np.where(ok, rest + g[None, :] * omega_cost[:, None] + need * psi_cost[:, None],
                     math.inf)
     flat = int(np.argmin(cost))
@@ -386,9 +417,9 @@ def fastest_alone(inst: Instance, j: int) -> SubPlan | None:
         elif inst.is_ps:
             ws, wm = state.windows(d)
             e, z = _per_unit(inst, m, p)
-            ratio = inst.worker_types[m].bandwidth / inst.ps_types[p].bandwidth
             found = _exact_ps_server(wm[:, :, 0], ws[:, 0, 0] * 0, ws[:, 0, 0] * 0,
-                                     _caps(wm[:, :, 0], e), e, z, n, ratio, False)
+                                     _caps(wm[:, :, 0], e), e, z, n, _ps_counts(inst, m, p, n),
+                                     False)
             if found is not None:
                 best.offer(0.0, lambda: SubPlan(1, d, m, p, 0, tuple(int(v) for v in found[1]),
                                                 tuple(int(v) for v in found[2])))
@@ -406,6 +437,6 @@ def fastest_alone(inst: Instance, j: int) -> SubPlan | None:
 def _try_colocated(state: PriceState, m: int, p: int, n: int, d: int, best: Best) -> None:
     inst = state.inst
     e, z = _per_unit(inst, m, p)
-    fits = np.flatnonzero((inst.cap >= (n * e + z)[None, :] - TOL).all(axis=1))
+    fits = np.flatnonzero(((n * e + z)[None, :] <= _room(inst.cap)).all(axis=1))
     if len(fits):
         best.offer(0.0, lambda: _colocated_plan(inst, 1, d, m, p, n, int(fits[0])))

@@ -92,3 +92,22 @@ def test_column_generation_equals_explicit_lp(seed):
     value, used, iterations = packing_lp(inst, jobs, tau)
     assert value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
     assert len(used) <= len(cols) and iterations >= 2
+
+
+DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
+
+
+def test_exact_is_never_stricter_than_verify_issue13():
+    """Issue 13: durations were ceil(W/(N rho) - 1e-9) = 3 slots for W/(N rho) = 2.000001, while
+    verify's (2f) accepts 2 slots (covers, relative 1e-6): exact reported 25 as optimal, 19
+    verifies. Durations are now tolerance.slots_needed with verify's own float product."""
+    from optsched.io import load_instance, load_schedule
+
+    inst = load_instance(DATA / "exact_tolerance_repro.json")
+    better = load_schedule(DATA / "exact_tolerance_repro_schedule.json")
+    assert verify(inst, better) == 19.0
+    assert inst.duration(0, 0, 0, 1, 1) == 2
+    res = solve(inst, "exact", time_limit=60)
+    assert res.status.value == "optimal"
+    assert res.objective == pytest.approx(verify(inst, better), abs=1e-9)
+    assert res.info["model_objective"] == pytest.approx(19.0, abs=1e-6)

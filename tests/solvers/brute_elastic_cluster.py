@@ -4,15 +4,18 @@ Every job's schedules are enumerated: worker type, PS type, q, worker count N, w
 (every composition of N over the servers), for PS one PS server with the fewest PSs meeting (2i)
 (dominance fact 3), the minimal duration for that rate, and every start; a depth-first branch and
 bound over jobs (pruned by sum w_i (a_i + fastest_i) of the jobs left and by capacity) returns the
-optimal sum w_j c_j. Durations are computed by counting slots, not by the problem module's ceil.
+optimal sum w_j c_j. Durations and PS counts are computed by counting up, not by the problem
+module; every comparison is verify's (optsched.tolerance: ``covers`` for (2f) and (2i), ``at_most``
+for capacities), so the oracle accepts exactly what the checker accepts.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
+
+from optsched.tolerance import REL, at_most, covers
 
 
 def _rate(inst, j, m, p, n, q):
@@ -25,9 +28,16 @@ def _rate(inst, j, m, p, n, q):
 
 def _slots(work, speed):
     d = 1
-    while d * speed < work * (1 - 1e-9):
+    while not covers(d * speed, work):
         d += 1
     return d
+
+
+def _ps_count(remote_bw, big_b):
+    s = 1
+    while not covers(s * big_b, remote_bw):
+        s += 1
+    return s
 
 
 def _vectors(n, H):
@@ -53,12 +63,13 @@ def placements(inst, j):
                         if ps:
                             z = np.array(inst.ps_types[p].demand, dtype=float)
                             remote = (n - y[host]) * inst.worker_types[m].bandwidth
-                            s = max(1, math.ceil(remote / inst.ps_types[p].bandwidth - 1e-9))
+                            s = _ps_count(remote, inst.ps_types[p].bandwidth)
                             use = use + np.outer([s if h == host else 0 for h in range(H)], z)
                             co = set(hosts) <= {host}
                         else:
                             co = len(hosts) == 1
-                        if (use > cap + 1e-9).any():
+                        if not all(at_most(float(use[h, r]), float(cap[h, r]))
+                                   for h in range(H) for r in range(cap.shape[1])):
                             continue
                         for q in ((0, 1) if co else (0,)):
                             d = _slots(inst.jobs[j].work, n * _rate(inst, j, m, p, n, q))
@@ -82,7 +93,9 @@ def brute_force(inst) -> float:
         t = max(t, a[j]) + cols[j][0][0]
         incumbent += w[j] * t
     horizon = int(max(incumbent / w[j] for j in range(J))) + 2
-    free = np.repeat(np.array(inst.capacity, dtype=float)[:, :, None], horizon, axis=2)
+    # free room = the largest load verify's at_most accepts (C + slack) minus what is placed
+    limit = np.array([[c + REL * max(1.0, abs(c)) for c in row] for row in inst.capacity])
+    free = np.repeat(limit[:, :, None], horizon, axis=2)
     order = sorted(range(J), key=lambda j: -w[j])
     best = [incumbent]
 
@@ -96,7 +109,7 @@ def brute_force(inst) -> float:
             t = a[j]
             while partial + w[j] * (t + d) + rest < best[0] - 1e-9 and t + d < horizon:
                 window = free[:, :, t:t + d]
-                if (window >= use[:, :, None] - 1e-9).all():
+                if (window >= use[:, :, None]).all():
                     window -= use[:, :, None]
                     dfs(k + 1, partial + w[j] * (t + d))
                     window += use[:, :, None]

@@ -23,6 +23,7 @@ from optsched.solvers.elastic_cluster.placement import (
     mincost_distributed_ra,
 )
 from optsched.solvers.highs import solve_model
+from optsched.tolerance import slots_needed
 from optsched.workloads.elastic_cluster import generate
 
 DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
@@ -104,6 +105,12 @@ def reference_alg4(wm, omega, psi, caps, e, z, n_workers, ratio):
     return best
 
 
+def ps_counts(n_workers: int, ratio: float) -> np.ndarray:
+    """raw[g]: the fewest PSs of bandwidth 1 covering (n_workers - g) workers of bandwidth ratio."""
+    return np.array([slots_needed((n_workers - g) * ratio, 1.0) for g in range(n_workers + 1)],
+                    dtype=float)
+
+
 def test_vectorised_alg4_equals_its_loop_transcription():
     rng = np.random.default_rng(7)
     for _ in range(300):
@@ -115,7 +122,8 @@ def test_vectorised_alg4_equals_its_loop_transcription():
         psi = rng.integers(0, 4, H).astype(float)
         n_workers = int(rng.integers(1, 7))
         ratio = float(rng.choice([0.25, 0.5, 1.0, 2.0]))
-        got = _faithful_ps_server(wm, omega, psi, _caps(wm, e), e, z, n_workers, ratio, False)
+        got = _faithful_ps_server(wm, omega, psi, _caps(wm, e), e, z, n_workers,
+                                  ps_counts(n_workers, ratio), False)
         want = reference_alg4(wm, omega, psi, _caps(wm, e), e, z, n_workers, ratio)
         assert (got is None) == (want is None)
         if got is not None:
@@ -262,7 +270,8 @@ def test_literal_alg4_rejects_all_workers_on_the_ps_server():
     (co-located) placement on a single server is rejected; fix #11 keeps it with one PS."""
     wm = np.array([[4.0, 4.0]])
     e, z = np.array([1.0, 1.0]), np.array([0.0, 1.0])
-    fixed = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, 1.0, False)
-    literal = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, 1.0, True)
+    raw = ps_counts(2, 1.0)
+    fixed = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, raw, False)
+    literal = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, raw, True)
     assert fixed is not None and fixed[1].tolist() == [2.0] and fixed[2].tolist() == [1.0]
     assert literal is None
