@@ -18,6 +18,7 @@ _spec = importlib.util.spec_from_file_location(
     "brute_elastic_cluster", Path(__file__).parents[1] / "solvers" / "brute_elastic_cluster.py")
 brute = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(brute)
+DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
 
 _toy = importlib.util.spec_from_file_location(
     "toy_elastic_cluster", Path(__file__).parents[1] / "problems" / "test_elastic_cluster.py")
@@ -33,6 +34,83 @@ def test_exact_equals_brute_force(seed):
     assert res.status.value == "optimal"
     assert res.objective == pytest.approx(brute.brute_force(inst), abs=1e-6)
     assert res.objective == pytest.approx(res.info["model_objective"], abs=1e-6)
+
+
+# ---------------------------------------------------------------- hand-made brute-force instances
+# Outside the generator's distribution (issue 13): extreme speeds, exact ties, tolerance-edge
+# values, a single server, zero-size and minimal fields. exact must equal brute force on each.
+
+
+def _hand(arch, capacity, workers, ps, jobs, resources=("gpu", "cpu")):
+    return {"family": "elastic_cluster", "format_version": 1, "architecture": arch,
+            "resources": list(resources), "capacity": capacity,
+            "worker_types": [{"demand": d, "bandwidth": b} for d, b in workers],
+            "ps_types": [{"demand": d, "bandwidth": b} for d, b in ps],
+            "jobs": [dict(arrival=a, weight=w, epochs=e, chunks=c, batches=k, compute=v, update=u,
+                          grad_size=g) for a, w, e, c, k, v, u, g in jobs],
+            "horizon": 6}
+
+
+HAND = {
+    # a worker type 100x faster (0.01 vs 1.0 slots per mini-batch) that only the second server
+    # can host (2 GPUs); the slow type fits both servers
+    "fast_type_100x": _hand("ps", [[1, 4], [2, 4]], [([1, 1], 1.0), ([2, 1], 1.0)],
+                            [([0, 1], 2.0)],
+                            [(1, 3, 2, 2, 1, [1.0, 0.01], [0.05], 0.1),
+                             (1, 2, 1, 2, 2, [1.0, 0.01], [0.05], 0.1),
+                             (2, 1, 1, 1, 3, [0.5, 0.01], [0.0], 0.0)]),
+    # exact ties: identical jobs on identical servers (every permutation is optimal)
+    "exact_ties": _hand("allreduce", [[1, 2], [1, 2]], [([1, 1], 1.0)], [],
+                        [(1, 2, 1, 1, 2, [0.5], [0.5], 0.0)] * 3),
+    # (2f) tolerance edges: W = 3 at 1 / 1.0000005 per slot takes 3 slots (2.9999985 covers 3),
+    # at 1 / 1.0000015 it takes 4 (2.9999955 does not); 0.9999995 is plainly enough
+    "duration_edges": _hand("allreduce", [[1, 1]], [([1, 1], 1.0)], [],
+                            [(1, 3, 1, 1, 3, [1.0000005], [0.0], 0.0),
+                             (1, 2, 1, 1, 3, [1.0000015], [0.0], 0.0),
+                             (1, 1, 1, 1, 2, [0.9999995], [0.0], 0.0)]),
+    # (2i) tolerance edge: one remote worker of bandwidth 3.0000025 is covered by THREE PSs of
+    # bandwidth 1 (covers(3, 3.0000025); a plain 1 s >= 3.0000025 needs 4, beyond HiGHS's
+    # integrality tolerance); server 0 holds three PSs (cpu 3), so job 0 runs two workers on two
+    # servers (1 slot) instead of one co-located worker (2 slots): OPT = 2 + 3 = 5 (else 7)
+    "ps_bandwidth_edge": _hand("ps", [[1, 3], [1, 0]], [([1, 0], 3.0000025)], [([0, 1], 1.0)],
+                               [(1, 1, 1, 2, 1, [1.0], [0.0], 0.0),
+                                (2, 1, 1, 1, 1, [0.5], [0.0], 0.0)]),
+    # capacity tolerance edge: 3 x 0.3333336 cpu = 1.0000008 is at_most 1 (verify accepts three
+    # type-0 workers on cpu 1: job 0 in one slot, then job 1: OPT = 2 * 2 + 1 * 4 = 8), while
+    # 3 x 0.3333337 = 1.0000011 is not (type 1 can only run two; both jobs side by side give 9)
+    "capacity_edge": _hand("allreduce", [[3, 1]], [([1, 0.3333336], 1.0), ([1, 0.3333337], 1.0)],
+                           [], [(1, 2, 1, 3, 1, [1.0, 0.9], [0.0], 0.0),
+                                (1, 1, 1, 1, 2, [1.0, 1.0], [0.0], 0.0)]),
+    # single server, all-reduce whose throughput is not monotone in Phi (U = 4 v: two workers are
+    # slower than one), and a job that arrives late
+    "single_server_nonmonotone": _hand("allreduce", [[4, 4]], [([1, 1], 1.0)], [],
+                                       [(1, 1, 1, 3, 2, [0.25], [1.0], 0.0),
+                                        (1, 2, 1, 2, 1, [0.5], [0.1], 0.0),
+                                        (4, 5, 1, 1, 1, [1.0], [0.0], 0.0)]),
+    # minimal fields: W = 1, zero update and gradient, a server without any GPU (cap 0), a worker
+    # type using no CPU, a PS type using no GPU, and a comm term that only q = 0 pays
+    "minimal_fields": _hand("ps", [[1, 1], [0, 3]], [([1, 0], 1.0)], [([0, 1], 1.0)],
+                            [(1, 1, 1, 1, 1, [1.0], [0.0], 0.0),
+                             (1, 4, 1, 1, 1, [0.5], [0.0], 0.0),
+                             (3, 1, 1, 1, 1, [1.0], [0.0], 1.0)]),
+}
+
+#: optima worked out by hand (in the comments above) where the tolerance edge decides them
+HAND_OPT = {"duration_edges": 38.0, "ps_bandwidth_edge": 5.0, "capacity_edge": 8.0}
+
+
+@pytest.mark.parametrize("name", sorted(HAND) + ["issue13_repro"])
+def test_exact_equals_brute_force_on_hand_made_instances(name):
+    from optsched.io import instance_from_dict, load_instance
+
+    inst = (load_instance(DATA / "exact_tolerance_repro.json") if name == "issue13_repro"
+            else instance_from_dict(HAND[name]))
+    res = solve(inst, "exact", time_limit=60)
+    assert res.status.value == "optimal"
+    assert res.objective == pytest.approx(brute.brute_force(inst), abs=1e-6)
+    assert res.objective == pytest.approx(res.info["model_objective"], abs=1e-6)
+    if name in HAND_OPT:
+        assert res.objective == HAND_OPT[name]
 
 
 @pytest.mark.parametrize("arch", ["ps", "allreduce"])
@@ -93,8 +171,6 @@ def test_column_generation_equals_explicit_lp(seed):
     assert value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
     assert len(used) <= len(cols) and iterations >= 2
 
-
-DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
 
 
 def test_exact_is_never_stricter_than_verify_issue13():
