@@ -364,9 +364,8 @@ def exact(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
         SolveStatus.FEASIBLE if rep.status is SolveStatus.OPTIMAL else rep.status)
     if rep.status is not SolveStatus.OPTIMAL:
         bound = rep.bound
-    if proven:
-        info["model_objective"] = rep.objective
-    return Outcome(schedule, status, bound, info)
+    # the registry compares the model's objective with verify's and demotes on disagreement
+    return Outcome(schedule, status, bound, info, model_objective=rep.objective if proven else None)
 
 
 BF_LIMIT = 400

@@ -43,6 +43,66 @@ def test_exact_against_brute_force(seed):
         assert res.status is SolveStatus.FEASIBLE
 
 
+
+def _cj(iterations, *jobs, arrival=0.0):
+    """A cojob from ``(stages, [(s, d, bytes), ...])`` per job."""
+    from optsched.problems.cojob_network import Cojob, Job
+    return Cojob(arrival, iterations, tuple(Job(k, tuple(flows)) for k, flows in jobs))
+
+
+def _hand_made():
+    """Instances outside the generator's distribution, with their optimum worked by hand. Every port
+    has the same capacity in this family, so "one device 100x faster" becomes one flow 100x larger
+    than the rest (on a shared link, and on a port of its own)."""
+    from optsched.problems.cojob_network import Instance
+    return {
+        # one link, sizes 100, 1, 1: shortest first, 1 + 2 + 102
+        "size_100x_one_link": (Instance(1, (_cj((1,), (1, [(0, 0, 100.0)])),
+                                            _cj((1,), (1, [(0, 0, 1.0)])),
+                                            _cj((1,), (1, [(0, 0, 1.0)])))), 105.0),
+        # A: 100 on 0->0 and 1 on 1->1; B: 1 on 1->1; C: 1 on 0->1. C first (1), B after it on
+        # egress 1 (2), A's 100 on ingress 0 after C (101): 104 (B first instead: 105)
+        "size_100x_own_port": (Instance(2, (_cj((1,), (1, [(0, 0, 100.0), (1, 1, 1.0)])),
+                                            _cj((1,), (1, [(1, 1, 1.0)])),
+                                            _cj((1,), (1, [(0, 1, 1.0)])))), 104.0),
+        # two identical 2-stage chains of unit stages on one link: every chain order ties at 10
+        "exact_ties": (Instance(1, (_cj((1, 2), (2, [(0, 0, 1.0)])),
+                                    _cj((1, 2), (2, [(0, 0, 1.0)])))), 10.0),
+        # sizes 1 +- 5e-7 on one link: the smaller first, 0.9999995 + 2; the other order costs
+        # 3.0000005, within the tolerance of the optimum (so either may be returned)
+        "tolerance_edge": (Instance(1, (_cj((1,), (1, [(0, 0, 1.0000005)])),
+                                        _cj((1,), (1, [(0, 0, 0.9999995)])))), 2.9999995),
+        # single machine, successive halving: A1 = 2 x (0.5 + 1.5) = 4, A2 = 0.5 (job 1 killed),
+        # B = 3: A1 A2 B = 4 + 4.5 + 7.5 = 16 (B first: 17.5; A1 B A2: 18.5)
+        "single_machine_halving": (Instance(1, (_cj((2, 3), (2, [(0, 0, 0.5)]), (1, [(0, 0, 1.5)])),
+                                                _cj((1,), (1, [(0, 0, 3.0)])))), 16.0),
+        # minimal fields: one machine, cojob, job, stage, iteration and flow, of 0.001 bytes
+        "minimal": (Instance(1, (_cj((1,), (1, [(0, 0, 1e-3)])),)), 1e-3),
+        # minimal, late arrival (the objective counts from it) and capacity 0.001: 1 time unit
+        "minimal_late_small_capacity": (Instance(1, (_cj((1,), (1, [(0, 0, 1e-3)]), arrival=7.0),),
+                                                 capacity=1e-3), 1.0),
+        # coupled ingress/egress: B (0->1) and C (1->0) run together, then A (0->0 and 1->1): 4
+        "coupled_ports": (Instance(2, (_cj((1,), (1, [(0, 0, 1.0), (1, 1, 1.0)])),
+                                       _cj((1,), (1, [(0, 1, 1.0)])),
+                                       _cj((1,), (1, [(1, 0, 1.0)])))), 4.0),
+        # B arrives at 10 on A's link: A = 2, B = 11 - 10 = 1
+        "late_arrival": (Instance(1, (_cj((1,), (1, [(0, 0, 2.0)])),
+                                      _cj((1,), (1, [(0, 0, 1.0)]), arrival=10.0))), 3.0),
+    }
+
+
+@pytest.mark.parametrize("name", list(_hand_made()))
+def test_exact_against_brute_force_hand_made(name):
+    from optsched.tolerance import close
+    inst, expected = _hand_made()[name]
+    res = solve(inst, "exact")
+    assert res.status is SolveStatus.OPTIMAL
+    bf_value, _ = brute.best_simulated(inst)
+    assert close(res.objective, bf_value), (res.objective, bf_value)
+    assert close(res.lower_bound, brute.best_sequencing(inst))
+    assert res.objective == pytest.approx(expected, rel=1e-6)                 # worked by hand
+    assert res.lower_bound <= res.objective or close(res.lower_bound, res.objective)
+
 @pytest.mark.parametrize("seed", range(20))
 def test_bounds_below_every_method(seed):
     inst = generate("tiny", seed)
