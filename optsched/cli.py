@@ -1,30 +1,59 @@
-"""The ``optsched`` command line (DESIGN.md, "CLI"). Exit 0 on success, 2 with one line on stderr for
-any user error (missing file, bad JSON, invalid instance, unknown family/method)."""
+"""The ``optsched`` command line.
+
+Every command exits 0 on success and 2 with one line on stderr for any user error (missing or
+unreadable file, bad JSON, an invalid field, unknown family or method, an output path whose
+directory does not exist); never a traceback.
+
+Startup is kept cheap: the registry (which imports every family's solvers) is loaded only when a
+command or a subcommand's ``--help`` needs a family, and matplotlib only when a chart is drawn.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
+from typing import Callable
 
+from optsched import __version__
 from optsched.errors import OptschedError
-from optsched.registry import families, get_family
+
+DESCRIPTION = ("Exact models, the papers' algorithms and their baselines for five families of "
+               "scheduling problems of distributed machine-learning jobs; every schedule is "
+               "checked by the family's independent verifier.")
+EPILOG = ("Exit status: 0 on success, 2 with a one-line message on bad input. "
+          "Run 'optsched COMMAND --help' for a command's options and defaults.")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
     try:
-        return args.run(args) or 0
+        args = parser.parse_args(argv)
+        code = args.run(args) or 0
+        sys.stdout.flush()
+        return code
     except OptschedError as exc:
         print(f"optsched: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader went away (``optsched generate ... | head -1``): stop quietly, like any Unix
+        # filter, and keep Python from complaining again when it flushes stdout at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a filter killed by SIGPIPE
     except KeyboardInterrupt:
         print("optsched: interrupted", file=sys.stderr)
         return 130
 
 
+# --------------------------------------------------------------------------- commands
+
+
 def cmd_families(args) -> None:
+    from optsched.registry import families
+
     known = families()
     width = max(map(len, known))
     for name, fam in known.items():
@@ -32,11 +61,14 @@ def cmd_families(args) -> None:
 
 
 def cmd_methods(args) -> None:
+    from optsched.registry import get_family
+
     entries = get_family(args.family).methods
     if args.json:
         print(json.dumps([m.to_dict() for m in entries], indent=1))
         return
-    rows = [(m.name, m.kind, m.guarantee_text() or "-", m.description) for m in entries]
+    rows = [(m.name, m.kind + (" (relaxed)" if m.relaxed else ""), m.guarantee_text() or "-",
+             m.description) for m in entries]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[3])
@@ -45,9 +77,10 @@ def cmd_methods(args) -> None:
 def cmd_generate(args) -> None:
     from optsched import dump, dumps, generate
 
+    output = _output_path(args.output, "-o")
     inst = generate(args.family, args.preset, args.seed)
-    if args.output:
-        dump(inst, args.output)
+    if output:
+        _write(lambda path: dump(inst, path), output)
     else:
         print(dumps(inst))
 
@@ -55,14 +88,28 @@ def cmd_generate(args) -> None:
 def cmd_solve(args) -> None:
     from optsched import dump, load_instance, solve
 
+    output = _output_path(args.output, "-o")
+    plot = _output_path(args.plot, "--plot", image=True)
     inst = load_instance(args.file)
     result = solve(inst, args.method, time_limit=args.time_limit, seed=args.seed)
-    if args.output and result.schedule is not None:
-        dump(result.schedule, args.output)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(result.summary())
+    if result.schedule is None:
+        for flag, path in (("-o", output), ("--plot", plot)):
+            if path:
+                print(f"optsched: note: no schedule (status {result.status.value}); {flag} {path} "
+                      f"not written", file=sys.stderr)
+        return
+    if output:
+        _write(lambda path: dump(result.schedule, path), output)
+    if plot:
+        from optsched.gantt import plot_schedule, title_of
+
+        title = title_of(inst, result.objective, f"{result.method}, {result.status.value}")
+        _write(lambda path: plot_schedule(inst, result.schedule, path, objective=result.objective,
+                                          title=title), plot)
 
 
 def cmd_verify(args) -> None:
@@ -73,11 +120,20 @@ def cmd_verify(args) -> None:
     print(f"feasible; objective {verify(inst, schedule):.10g}")
 
 
+def cmd_plot(args) -> None:
+    from optsched import load_instance, load_schedule
+    from optsched.gantt import plot_schedule
+
+    output = _checked_output(args.output, "-o", image=True)
+    inst = load_instance(args.file)
+    schedule = load_schedule(args.schedule, inst.FAMILY)
+    objective = _write(lambda path: plot_schedule(inst, schedule, path), output)
+    print(f"feasible; objective {objective:.10g}; wrote {output}")
+
+
 def cmd_ratios(args) -> None:
     from optsched.experiments.ratios import format_table, run_ratios
 
-    for family in args.family or ():
-        get_family(family, error=OptschedError, where="--family")
     rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
                       out=args.out)
@@ -87,79 +143,270 @@ def cmd_ratios(args) -> None:
 def cmd_compare(args) -> None:
     from optsched.experiments.compare import run_compare
 
+    _output_dir(args.out, "--out")
     _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
                            time_limit=args.time_limit)
     print(table)
 
 
+# --------------------------------------------------------------------------- output files
+
+
+#: Image formats of ``plot -o`` and ``solve --plot`` (matplotlib picks the format from the suffix).
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp", ".eps", ".ps", ".tif", ".tiff")
+
+
+def _output_path(path: str | None, flag: str, image: bool = False) -> Path | None:
+    """:func:`_checked_output` of an optional FILE (None when not given)."""
+    return _checked_output(path, flag, image) if path else None
+
+
+def _checked_output(path: str, flag: str, image: bool = False) -> Path:
+    """Check an output FILE before any work is done: its directory must exist (optsched never
+    creates directories for ``-o``/``--plot``; a typo in a path is an error, not a new tree), and
+    an image's suffix names a format."""
+    out = Path(path)
+    if image and out.suffix.lower() not in IMAGE_SUFFIXES:
+        raise OptschedError(f"{flag} {path}: the file name must end in one of "
+                            f"{', '.join(IMAGE_SUFFIXES)}")
+    parent = out.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise OptschedError(f"{flag} {path}: directory {parent} {what}")
+    if out.is_dir():
+        raise OptschedError(f"{flag} {path}: is a directory")
+    return out
+
+
+def _output_dir(path: str | None, flag: str) -> None:
+    """Create an output DIR (``--out``) before any work is done; failing that, a one-line error."""
+    if path:
+        try:
+            Path(path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OptschedError(f"{flag}: cannot create {path}: {exc.strerror or exc}") from None
+
+
+def _write(writer: Callable[[Path], object], path: Path):
+    """``writer(path)`` with an OS error (permission, full disk) as a one-line user error."""
+    try:
+        return writer(path)
+    except OSError as exc:
+        raise OptschedError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# --------------------------------------------------------------------------- parser
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr (exit 2), like every other user error."""
+    """argparse with one-line usage errors (exit 2) and help texts computed only when shown.
+
+    Help that needs the registry (family names, presets, per-family defaults) is attached with
+    :func:`_later`, so ``optsched --help`` and plain runs never import the families' solvers.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+        self._later: list[tuple[argparse.Action, Callable[[], str]]] = []
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def format_help(self):
+        for action, text in self._later:
+            action.help = text()
+        return super().format_help()
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=30, width=min(100, _terminal_width()))
+
+
+def _terminal_width() -> int:
+    try:
+        return os.get_terminal_size().columns
+    except OSError:
+        return 100
+
+
+def _later(parser: _Parser, action: argparse.Action, text: Callable[[], str]) -> None:
+    parser._later.append((action, text))
+
+
+class _FamilyNames:
+    """The registered family names as argparse ``choices``, looked up on first use."""
+
+    def __contains__(self, name) -> bool:
+        from optsched.registry import families
+
+        return name in families()
+
+    def __iter__(self):
+        from optsched.registry import families
+
+        return iter(families())
+
+
+def _presets() -> str:
+    from optsched.registry import families
+
+    seen: list[str] = []
+    for fam in families().values():
+        seen += [p for p in fam.workloads.PRESETS if p not in seen]
+    return ", ".join(seen)
+
+
+def _ratio_defaults(what: str) -> str:
+    from optsched.registry import families
+
+    values = {name: getattr(fam, what) for name, fam in families().items()}
+    if len(set(values.values())) == 1:
+        return f"{next(iter(values.values()))} for every family"
+    return ", ".join(f"{name} {v}" for name, v in values.items())
+
+
+def _ratios_time_limit() -> str:
+    from optsched.experiments.ratios import DEFAULT_TIME_LIMIT
+
+    return (f"seconds per exact solve and per other method call (default: {DEFAULT_TIME_LIMIT:g}; "
+            f"a time-out is a status, never counted as optimal)")
+
+
+def _family_arg(s: _Parser, **kw) -> argparse.Action:
+    return s.add_argument("family", choices=_FamilyNames(), metavar="FAMILY",
+                          help=kw.pop("help", "one of: %(choices)s"), **kw)
+
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="optsched", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-    family = dict(choices=list(families()), metavar="FAMILY")
+    p = _Parser(prog="optsched", description=DESCRIPTION, epilog=EPILOG)
+    p.add_argument("--version", action="version", version=f"optsched {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser,
+                           title="commands")
 
-    s = sub.add_parser("families", help="the five families, one line each")
+    def command(name: str, summary: str, description: str = "") -> _Parser:
+        return sub.add_parser(name, help=summary, description=description or summary[0].upper()
+                              + summary[1:] + ".")
+
+    s = command("families", "list the five problem families, one line each",
+                "List every problem family: its name (the \"family\" tag of instance and schedule "
+                "JSON), the paper and the objective.")
     s.set_defaults(run=cmd_families)
 
-    s = sub.add_parser("methods", help="methods of a family: name, kind, guarantee")
-    s.add_argument("family", **family)
-    s.add_argument("--json", action="store_true", help="a JSON list of objects")
+    s = command("methods", "list the methods of a family: name, kind, claimed guarantee",
+                "List the methods of FAMILY: name, kind (exact | bound | algorithm | baseline; "
+                "\"relaxed\" marks methods that solve a relaxed model on purpose, checked by their "
+                "own verifier and not comparable with the exact optimum), the paper's claimed "
+                "guarantee, and a description.")
+    _family_arg(s)
+    s.add_argument("--json", action="store_true",
+                   help="print a JSON list of objects (name, kind, guarantee, description, "
+                        "relaxed, params with the paper text each parameter reads)")
     s.set_defaults(run=cmd_methods)
 
-    s = sub.add_parser("generate", help="a seeded instance as JSON")
-    s.add_argument("family", **family)
-    s.add_argument("--preset", default="tiny", help="tiny | small | paper (default tiny)")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("-o", "--output", help="write to FILE instead of stdout")
+    s = command("generate", "write a seeded instance as JSON",
+                "Generate a seeded, validated instance of FAMILY following the paper's evaluation "
+                "(tiny and small are exact-solvable; paper is the paper's scale).")
+    _family_arg(s)
+    a = s.add_argument("--preset", default="tiny", metavar="P")
+    _later(s, a, lambda: f"one of: {_presets()} (default: %(default)s)")
+    s.add_argument("--seed", type=_nonnegative_int, default=0, metavar="N",
+                   help="random seed, an integer >= 0 (default: %(default)s)")
+    s.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE (its directory must exist) instead of stdout")
     s.set_defaults(run=cmd_generate)
 
-    s = sub.add_parser("solve", help="solve an instance file with one method")
-    s.add_argument("file")
-    s.add_argument("--method", help="default: the family's paper algorithm")
-    s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
-    s.add_argument("--seed", type=int, default=0)
+    s = command("solve", "solve an instance file with one method",
+                "Solve the instance in FILE with one method and print the Result (status, "
+                "objective recomputed by the family's verifier, lower bound, runtime, the paper's "
+                "claimed guarantee on this instance). A time limit is a status, never an error.")
+    s.add_argument("file", metavar="FILE", help="instance JSON (from 'optsched generate')")
+    s.add_argument("--method", metavar="M",
+                   help="a method of the instance's family, see 'optsched methods FAMILY' "
+                        "(default: the family's paper algorithm)")
+    s.add_argument("--time-limit", type=_positive, default=None, metavar="S",
+                   help="seconds for the whole method call (default: no limit)")
+    s.add_argument("--seed", type=_nonnegative_int, default=0, metavar="N",
+                   help="seed of randomised methods, an integer >= 0 (default: %(default)s)")
     s.add_argument("--json", action="store_true", help="print the Result as JSON")
-    s.add_argument("-o", "--output", help="also write the schedule JSON to FILE")
+    s.add_argument("-o", "--output", metavar="FILE",
+                   help="also write the schedule JSON to FILE (its directory must exist)")
+    s.add_argument("--plot", metavar="FILE",
+                   help="also draw the schedule as a Gantt chart to FILE (.png, .svg, .pdf)")
     s.set_defaults(run=cmd_solve)
 
-    s = sub.add_parser("verify", help="check a schedule against an instance, print its objective")
-    s.add_argument("file")
-    s.add_argument("schedule")
+    s = command("verify", "check a schedule against an instance, print its objective",
+                "Check SCHEDULE against the instance in FILE with the family's independent "
+                "verifier; print the objective, or exit 2 naming the violated constraint (the "
+                "paper's equation number).")
+    s.add_argument("file", metavar="FILE", help="instance JSON")
+    s.add_argument("schedule", metavar="SCHEDULE", help="schedule JSON (from 'optsched solve -o')")
     s.set_defaults(run=cmd_verify)
 
-    s = sub.add_parser("ratios", help="THE MAIN JOB: empirical ratios vs the exact optimum")
-    s.add_argument("--family", action="append", help="repeatable; default: every family")
-    s.add_argument("--preset", default=None, help="default: each family's tiny preset")
-    s.add_argument("--seeds", type=_positive_int, default=None, metavar="N")
-    s.add_argument("--time-limit", type=_positive, default=None, metavar="S",
-                   help="per exact solve")
-    s.add_argument("--workers", type=_positive_int, default=1, metavar="K")
-    s.add_argument("--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler address")
-    s.add_argument("--out", default=None, metavar="DIR", help="results.jsonl, summary.csv, ratios.png")
+    s = command("plot", "draw a schedule as a Gantt chart",
+                "Verify SCHEDULE against the instance in FILE and draw it as a Gantt chart: one "
+                "row per device (GPU, server or switch port, by family), one colour per job, the "
+                "objective in the title. An infeasible schedule is an error (exit 2), not a chart.")
+    s.add_argument("file", metavar="FILE", help="instance JSON")
+    s.add_argument("schedule", metavar="SCHEDULE", help="schedule JSON")
+    s.add_argument("-o", "--output", default="gantt.png", metavar="FILE",
+                   help="image file; the format follows the suffix: .png, .svg, .pdf "
+                        "(default: %(default)s)")
+    s.set_defaults(run=cmd_plot)
+
+    s = command("ratios", "THE MAIN JOB: empirical ratios against the exact optimum",
+                "Run every method of every chosen family on seeded instances, check each "
+                "schedule with the family's verifier, and print ALG/OPT (LB/OPT for bounds) "
+                "against the proven optimum beside the paper's claimed guarantee. Relaxed-model "
+                "methods are listed as \"not comparable\". With --out the run is resumable.")
+    a = s.add_argument("--family", action="append", choices=_FamilyNames(), metavar="FAMILY",
+                       help="repeatable; one of: %(choices)s (default: every family)")
+    a = s.add_argument("--preset", default=None, metavar="P")
+    _later(s, a, lambda: f"one of: {_presets()} (default: {_ratio_defaults('ratio_preset')})")
+    a = s.add_argument("--seeds", type=_positive_int, default=None, metavar="N")
+    _later(s, a, lambda: f"instances per family, seeds 0..N-1 (default: "
+                         f"{_ratio_defaults('ratio_seeds')})")
+    a = s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
+    _later(s, a, _ratios_time_limit)
+    s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
+                   help="local processes, HiGHS threads=1 each (default: %(default)s)")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="send the instances to this Dask distributed scheduler instead "
+                        "(default: run locally)")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="write results.jsonl, summary.csv and ratios.png to DIR, created if "
+                        "missing; re-running with the same DIR skips rows already there "
+                        "(default: print only)")
     s.set_defaults(run=cmd_ratios)
 
-    s = sub.add_parser("compare", help="the paper's algorithm vs its baselines at scale")
-    s.add_argument("family", **family)
-    s.add_argument("--preset", default="paper")
-    s.add_argument("--seeds", type=_positive_int, default=3, metavar="N")
-    s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
-    s.add_argument("--out", default=None, metavar="DIR")
+    s = command("compare", "the paper's algorithm against its baselines at scale",
+                "Run the paper's algorithm (every reading of it) and its baselines on larger "
+                "instances, normalised by the paper's algorithm, with the best lower bound.")
+    _family_arg(s)
+    a = s.add_argument("--preset", default="paper", metavar="P")
+    _later(s, a, lambda: f"one of: {_presets()} (default: %(default)s)")
+    s.add_argument("--seeds", type=_positive_int, default=3, metavar="N",
+                   help="instances, seeds 0..N-1 (default: %(default)s)")
+    s.add_argument("--time-limit", type=_positive, default=None, metavar="S",
+                   help="seconds per method call (default: no limit)")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="write compare.csv and compare.png to DIR, created if missing "
+                        "(default: print only)")
     s.set_defaults(run=cmd_compare)
     return p
 
 
 def _positive(text: str) -> float:
-    return _number(text, float, lambda v: v > 0, "> 0")
+    return _number(text, float, lambda v: 0 < v < float("inf"), "> 0 and finite")
 
 
 def _positive_int(text: str) -> int:
     return _number(text, int, lambda v: v >= 1, ">= 1")
+
+
+def _nonnegative_int(text: str) -> int:
+    return _number(text, int, lambda v: v >= 0, ">= 0")
 
 
 def _number(text: str, kind, ok, rule: str):

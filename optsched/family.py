@@ -29,6 +29,11 @@ class ProblemModule(Protocol):
 
     def verify(self, instance: Any, schedule: Any) -> float: ...
 
+    def bars(self, instance: Any, schedule: Any) -> list[Any]:
+        """The schedule as :class:`optsched.gantt.Bar` s, one per busy interval of a device (GPU,
+        server, port): what ``optsched plot`` draws. No feasibility check."""
+        ...
+
 
 class WorkloadModule(Protocol):
     """What ``optsched.workloads.<family>`` provides: presets and a seeded generator."""

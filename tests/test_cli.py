@@ -64,3 +64,164 @@ def test_verify_reports_infeasible_schedule(tmp_path):
     sched.write_text(json.dumps({"family": "hetero_gpu", "format_version": 1, "tasks": [[0, 0, 0, 0, 0]]}))
     code, _, err = run("verify", str(DATA / "hetero_gpu" / "worked_example.json"), str(sched))
     assert code == 2 and "(5)" in err
+
+
+# --------------------------------------------------------------------------- help, version, errors
+# (issue 15 items 5 and the CLI part of "Found"): in-process where possible, so the whole block
+# costs one registry import; the subprocess tests check what only a real process shows.
+
+import time  # noqa: E402
+
+from optsched import __version__  # noqa: E402
+from optsched.registry import families  # noqa: E402
+
+COMMANDS = ("families", "methods", "generate", "solve", "verify", "plot", "ratios", "compare")
+WORKED = str(DATA / "hetero_gpu" / "worked_example.json")
+
+
+def call(capsys, *args):
+    """Run ``main`` in this process: (exit code, stdout, stderr, seconds)."""
+    start = time.perf_counter()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        code = exc.code
+    seconds = time.perf_counter() - start
+    out, err = capsys.readouterr()
+    return code, out, err, seconds
+
+
+def test_top_level_help_lists_every_command_and_cites_nothing_outside_the_repo(capsys):
+    code, out, err, _ = call(capsys, "--help")
+    assert code == 0 and not err
+    for command in COMMANDS:
+        assert f"\n    {command} " in out
+    assert "--version" in out
+    assert out.rstrip().endswith(".")  # a finished sentence, not one cut mid-way
+    for outside in ("DESIGN.md", "digest", "shared/", "specs/", "seeds/"):
+        assert outside not in out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_help_has_a_description_choices_and_defaults(capsys, command):
+    code, out, err, _ = call(capsys, command, "--help")
+    assert code == 0 and not err
+    usage, _, rest = out.partition("\n\n")
+    assert usage.startswith(f"usage: optsched {command}")
+    description = rest.split("\n\n")[0]
+    assert len(description) > 40 and not description.startswith(("positional", "options"))
+    names = list(families())
+    if command in ("methods", "generate", "compare", "ratios"):
+        assert ", ".join(names) in " ".join(out.split())  # the family choices are shown
+    if command in ("generate", "compare", "ratios"):
+        assert "tiny, small, paper" in out
+    for option in ("--seed", "--seeds", "--time-limit", "--workers", "--preset", "--output"):
+        for line in out.split("\n  " + option)[1:]:  # every option with a default says which
+            assert "default" in line.split("\n  -")[0]
+    for outside in ("DESIGN.md", "digest", "shared/", "specs/", "seeds/"):
+        assert outside not in out
+
+
+def test_ratios_help_shows_the_real_defaults(capsys):
+    from optsched.experiments.ratios import DEFAULT_TIME_LIMIT
+
+    _, out, _, _ = call(capsys, "ratios", "--help")
+    text = " ".join(out.split())
+    seeds = {f.ratio_seeds for f in families().values()}
+    presets = {f.ratio_preset for f in families().values()}
+    if len(seeds) == 1:
+        assert f"(default: {seeds.pop()} for every family)" in text
+    else:
+        assert all(f"{n} {f.ratio_seeds}" in text for n, f in families().items())
+    if len(presets) == 1:
+        assert f"(default: {presets.pop()} for every family)" in text
+    assert f"default: {DEFAULT_TIME_LIMIT:g};" in text
+    assert "default: every family" in text
+
+
+def test_version(capsys):
+    code, out, _, _ = call(capsys, "--version")
+    assert code == 0 and out.strip() == f"optsched {__version__}"
+
+
+def _write(path, data: bytes):
+    path.write_bytes(data)
+    return str(path)
+
+
+@pytest.mark.parametrize("case, fragment", [
+    ("missing_dir", "does not exist"),
+    ("seed_negative", "--seed: must be >= 0"),
+    ("solve_seed_negative", "--seed: must be >= 0"),
+    ("time_limit_inf", "--time-limit: must be > 0 and finite"),
+    ("deep", "nested too deeply"),
+    ("latin1", "not UTF-8"),
+    ("family_list", "instance.family: must be a string naming a family, got an array"),
+    ("schedule_family_list", "schedule.family"),
+    ("big_int", "beyond the float range"),
+    ("big_float", "beyond the float range"),
+    ("nan", "no NaN or Infinity"),
+    ("plot_missing_dir", "does not exist"),
+    ("plot_bad_suffix", "must end in one of .png"),
+    ("solve_plot_missing_dir", "does not exist"),
+    ("output_is_dir", "is a directory"),
+    ("unknown_family", "invalid choice: 'nope'"),
+    ("compare_out", "--out: cannot create"),
+    ("ratios_out", "--out: cannot create"),
+])
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys, case, fragment):
+    good = WORKED
+    text = (DATA / "hetero_gpu" / "worked_example.json").read_text()
+    args = {
+        "missing_dir": ["generate", "hetero_gpu", "-o", str(tmp_path / "no" / "such" / "i.json")],
+        "seed_negative": ["generate", "hetero_gpu", "--seed", "-1"],
+        "solve_seed_negative": ["solve", good, "--seed", "-3"],
+        "time_limit_inf": ["solve", good, "--time-limit", "inf"],
+        "deep": ["solve", _write(tmp_path / "d.json", b"[" * 100_000 + b"]" * 100_000)],
+        "latin1": ["solve", _write(tmp_path / "l.json", '{"family": "h\xe9"}'.encode("latin-1"))],
+        "family_list": ["solve", _write(tmp_path / "f.json", b'{"family": ["hetero_gpu"]}')],
+        "schedule_family_list": ["verify", good,
+                                 _write(tmp_path / "s.json", b'{"family": ["hetero_gpu"], '
+                                                       b'"format_version": 1, "tasks": []}')],
+        "big_int": ["solve", _write(tmp_path / "b.json", text.replace(
+            '"weight": ', '"weight": 1' + "0" * 400 + ', "w": ', 1).encode())],
+        "big_float": ["solve", _write(tmp_path / "bf.json", b'{"family": "hetero_gpu", "x": 1e999}')],
+        "nan": ["solve", _write(tmp_path / "n.json", b'{"family": "hetero_gpu", "x": NaN}')],
+        "plot_missing_dir": ["plot", good, good, "-o", str(tmp_path / "no" / "g.png")],
+        "plot_bad_suffix": ["plot", good, good, "-o", str(tmp_path / "g.txt")],
+        "solve_plot_missing_dir": ["solve", good, "--plot", str(tmp_path / "no" / "g.png")],
+        "output_is_dir": ["generate", "hetero_gpu", "-o", str(tmp_path)],
+        "unknown_family": ["methods", "nope"],
+        "compare_out": ["compare", "hetero_gpu", "--out", str(tmp_path / "f.json" / "x")],
+        "ratios_out": ["ratios", "--family", "hetero_gpu", "--out", str(tmp_path / "f.json" / "x")],
+    }[case]
+    if case.endswith("_out"):
+        (tmp_path / "f.json").write_text("{}")  # a file where a directory is needed
+    code, out, err, seconds = call(capsys, *args)
+    assert code == 2, (out, err)
+    assert fragment in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert seconds < 10
+    assert not (tmp_path / "no").exists()  # nothing created on the way to an error
+
+
+def test_bad_input_in_a_real_process_is_one_line_without_traceback(tmp_path):
+    bad = tmp_path / "l.json"
+    bad.write_bytes(b"\xff\xfe{")
+    start = time.perf_counter()
+    code, out, err = run("verify", str(bad), str(bad))
+    assert code == 2 and not out and "Traceback" not in err
+    assert err.strip() == f"optsched: error: instance file {bad}: not UTF-8 text (byte 0xff at offset 0)"
+    assert time.perf_counter() - start < 30
+
+
+def test_closed_pipe_is_quiet():
+    """``optsched generate ... | head -1``: no BrokenPipeError traceback (the output is > 64 KB, so
+    the writer really meets the closed pipe)."""
+    proc = subprocess.Popen([sys.executable, "-m", "optsched.cli", "generate", "hetero_gpu",
+                             "--preset", "paper"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"{"
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(timeout=120)
+    assert err == "" and code == 141

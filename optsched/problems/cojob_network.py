@@ -436,3 +436,37 @@ def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
 
 
 
+BAR_JOB = "cojob"  # what a bar colour of bars() stands for (the legend of optsched plot)
+
+
+def bars(instance: Instance, schedule: Schedule) -> list:
+    """Gantt bars for ``optsched plot``: one row per switch port (``in s`` = uplink of machine
+    ``s``, ``out d`` = downlink of machine ``d``), one bar per maximal interval in which stage ``k``
+    of cojob ``g`` sends on that port at a positive rate (contiguous segments merged), coloured by
+    cojob and labelled ``s<k>`` (1-based, as the paper). Cojobs sharing a port at once are drawn in
+    lanes. No feasibility check."""
+    from bisect import bisect_left
+
+    from optsched.gantt import Bar
+
+    P = instance.machines
+    names = [f"in {p}" for p in range(P)] + [f"out {p}" for p in range(P)]
+    out = [Bar(name, 0.0, 0.0, -1) for name in names]
+    open_: dict[tuple[int, int, int], list[float]] = {}  # (port, g, stage) -> [start, end]
+    for seg in schedule.segments:
+        active = set()
+        for g, j, i, f, rate in seg.rates:
+            if rate > 0 and seg.t1 > seg.t0:
+                s, d, _ = instance.cojobs[g].jobs[j].flows[f]
+                k = bisect_left(instance.cojobs[g].iterations, i)  # stage of iteration i
+                active |= {(s, g, k), (P + d, g, k)}
+        for key in active:
+            run = open_.get(key)
+            if run is not None and close(run[1], seg.t0):
+                run[1] = seg.t1
+                continue
+            if run is not None:
+                out.append(Bar(names[key[0]], run[0], run[1], key[1], f"s{key[2] + 1}"))
+            open_[key] = [seg.t0, seg.t1]
+    out += [Bar(names[p], a, b, g, f"s{k + 1}") for (p, g, k), (a, b) in open_.items()]
+    return out
