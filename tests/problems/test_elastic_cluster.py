@@ -130,3 +130,57 @@ def test_verify_preemptive_counts_overhead():
         verify_preemptive(inst, Schedule((short,)), overhead=0.5)
     ok = dataclasses.replace(GOOD, duration=3, segments=((2, 2), (4, 5)))
     assert verify_preemptive(inst, Schedule((ok,)), overhead=0.5) == 2.0 * 6
+
+
+# ------------------------------------------------------------- derived quantities agree with verify
+
+
+def _roomy(inst: Instance, servers: int = 2) -> Instance:
+    """``inst`` with ``servers`` servers of 100x its largest capacity (so placements always fit)."""
+    big = tuple(100.0 * max(row[r] for row in inst.capacity) + 100.0 for r in range(inst.n_res))
+    return dataclasses.replace(inst, capacity=(big,) * servers)
+
+
+EDGE_JOBS = [dict(compute=(0.6000005, 1.0000015), update=(0.4, 0.0), batches=1, epochs=2),
+             dict(compute=(0.9999995, 0.3333334), update=(0.0, 0.2500001), batches=3, epochs=1)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_duration_is_the_least_verify_accepts(seed):
+    """Instance.duration (every configuration) is accepted by verify's (2f) and one slot less is
+    not, bit for bit (issue 13: the model's durations used to be one slot longer at the edge)."""
+    inst = _roomy(generate("tiny", seed))
+    jobs = list(inst.jobs) + [dataclasses.replace(
+        inst.jobs[0], compute=e["compute"], update=e["update"][:len(inst.jobs[0].update)],
+        batches=e["batches"], epochs=e["epochs"]) for e in EDGE_JOBS]
+    inst = dataclasses.replace(inst, jobs=tuple(jobs))
+    for j, job in enumerate(inst.jobs):
+        single = dataclasses.replace(inst, jobs=(job,))
+        for m, p, q, n, d in inst.configurations(j):
+            plan = Plan(job.arrival, d, m, p, q, (n, 0), (1, 0) if inst.is_ps else (0, 0))
+            verify(single, Schedule((plan,)))
+            if d > 1:
+                with pytest.raises(InfeasibleSchedule, match=r"\(2f\)"):
+                    verify(single, Schedule((dataclasses.replace(plan, duration=d - 1),)))
+
+
+@pytest.mark.parametrize("bandwidth", [1.0, 1.0000005, 3.0000025, 0.9999995, 2.5])
+def test_ps_needed_is_the_least_verify_accepts(bandwidth):
+    """Instance.ps_needed(m, p, k) PSs on server 1 pass verify's (2i) with k workers on server 0,
+    one PS less does not."""
+    base = _roomy(generate("tiny", 0))
+    inst = dataclasses.replace(base, worker_types=tuple(
+        dataclasses.replace(t, bandwidth=bandwidth * (i + 1))
+        for i, t in enumerate(base.worker_types)))
+    job = dataclasses.replace(inst.jobs[0], chunks=5)
+    single = dataclasses.replace(inst, jobs=(job,))
+    for m in range(len(inst.worker_types)):
+        for p in range(len(inst.ps_types)):
+            for k in range(1, 6):
+                s = inst.ps_needed(m, p, k)
+                d = single.duration(0, m, p, k, 0)
+                plan = Plan(job.arrival, d, m, p, 0, (k, 0), (0, s))
+                verify(single, Schedule((plan,)))
+                if s > 1:
+                    with pytest.raises(InfeasibleSchedule, match=r"\(2i\)"):
+                        verify(single, Schedule((dataclasses.replace(plan, ps=(0, s - 1)),)))
