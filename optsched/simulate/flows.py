@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Hashable, Protocol
 
+from optsched.deadline import Deadline
+
 EPS = 1e-12
 
 
@@ -87,6 +89,9 @@ class SimResult:
     allocations: int
     wall_s: float = 0.0
     info: dict = field(default_factory=dict)
+    complete: bool = True
+    """False when the run stopped at its deadline before every job was done (``S`` then holds
+    NaN for the stages not finished; the timeline is a prefix, not a schedule)."""
 
 
 def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
@@ -199,10 +204,17 @@ class Simulator:
         return [g for g, k in enumerate(self.stage) if k >= 0 and math.isnan(self.S[g][-1])]
 
     # ---- main loop ----
-    def run(self) -> SimResult:
-        """Simulate until every job is done and return the :class:`SimResult`."""
+    def run(self, deadline: Deadline | None = None) -> SimResult:
+        """Simulate until every job is done and return the :class:`SimResult`.
+
+        With a ``deadline``, the run is checked before every allocation and stops once it has
+        expired (``SimResult.complete`` False).
+        """
         wall = time.perf_counter()
         while self._left > 0:
+            if deadline is not None and deadline.expired():
+                return SimResult(self.S, self.job_end, self.starts, self.segments, self.n_events,
+                                 self.n_alloc, time.perf_counter() - wall, complete=False)
             self._admit_arrivals()
             self._finish_computes()
             if self._left == 0:
@@ -326,9 +338,11 @@ class Simulator:
         self._events.append(event)
 
 
-def simulate(instance, policy: Policy, record: bool = True) -> SimResult:
-    """Run :class:`Simulator` on ``instance`` under ``policy``."""
-    return Simulator(instance, policy, record).run()
+def simulate(instance, policy: Policy, record: bool = True,
+             deadline: Deadline | None = None) -> SimResult:
+    """Run :class:`Simulator` on ``instance`` under ``policy`` (until ``deadline``, if given:
+    see :meth:`Simulator.run`)."""
+    return Simulator(instance, policy, record).run(deadline)
 
 
 def sum_sct(instance, result: SimResult) -> float:
