@@ -8,9 +8,10 @@ from below, so every simulated (verified) schedule costs at least their value:
   completion time in a feasible schedule; the n-th cannot finish before all port-p bytes of the
   first n have crossed p, so ``S_(n) >= sum_{m<=n} L_p^(m)``; multiplying by ``L_p^(n)`` and summing
   gives (15). (14) holds because stage k+1 starts after ``S_{g,k}`` (barrier (8)) and needs its
-  bottleneck load. Queyranne constraints (15) are added by :func:`solve_lp_primal` either all at once
-  (subset enumeration, tiny instances) or by a cutting-plane loop whose separation sorts stages by
-  their current ``S`` (polynomial; Queyranne 1993: a most violated set is a prefix of that order).
+  bottleneck load. Queyranne constraints (15) are added either all at once (:func:`all_cuts`,
+  subset enumeration, tiny instances) or by a cutting-plane loop (``solve_lp_primal`` in
+  ``optsched.solvers.cojob_network``) whose separation :func:`separate` sorts stages by their current
+  ``S`` (polynomial; Queyranne 1993: a most violated set is a prefix of that order).
 - :func:`build_dual` — the dual (17)–(20) with one ``beta`` per (port, subset): tiny instances only
   (strong duality check; its optimum equals LP-Primal's).
 - :func:`build_ordering_milp` — exact MILP of the stage-level *sequencing* problem (spec Model F):
@@ -21,6 +22,9 @@ from below, so every simulated (verified) schedule costs at least their value:
   an upper bound: it ignores the coupling of a flow's two ports and idle time.
 
 Objectives are ``sum_{g,k} (S_{g,k} - r_g)`` (the paper's ``sum S`` when all ``r_g = 0``).
+
+This module builds models and reads their solutions (:func:`stage_values`, :func:`extract_order`);
+solving, cut loops and simulating an order into a schedule live in ``optsched.solvers.cojob_network``.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ import itertools
 
 import pyomo.environ as pyo
 
-from optsched.solvers.highs import solve_model
 from optsched.tolerance import at_least
+
+Stage = tuple[int, int]
 
 
 def _bottleneck(instance) -> dict:
@@ -80,41 +85,16 @@ def add_cut(instance, model, p: int, subset) -> None:
                    >= queyranne_rhs(instance, p, subset))
 
 
-def solve_lp_primal(instance, separation: str = "sort", time_limit=None, max_rounds: int = 200):
-    """Solve LP-Primal (13)–(15).
+def all_cuts(instance) -> list[tuple[int, tuple[Stage, ...]]]:
+    """Every Queyranne inequality (15): ``(p, M)`` for each port and each non-empty ``M`` of ``M_p``
+    (``sum_p (2^|M_p| - 1)`` of them: tiny instances only)."""
+    return [(p, sub) for p, ms in port_stages(instance).items()
+            for r in range(1, len(ms) + 1) for sub in itertools.combinations(ms, r)]
 
-    Parameters
-    ----------
-    separation
-        ``"sort"``: cutting planes; each round, for each port, sort ``M_p`` by the current ``S`` and
-        add the most violated prefix (exact separation, polynomial). ``"enumerate"``: add (15) for
-        every non-empty subset of every ``M_p`` up front (exponential; tiny instances).
 
-    Returns
-    -------
-    dict
-        ``value``, ``S`` (stage -> value), ``rounds``, ``cuts``, ``status``.
-    """
-    if separation == "enumerate":
-        cuts = [(p, sub) for p, ms in port_stages(instance).items()
-                for r in range(1, len(ms) + 1) for sub in itertools.combinations(ms, r)]
-        model = build_lp_primal(instance, cuts)
-        rep = solve_model(model, time_limit=time_limit)
-        return _lp_result(model, rep, 1, len(cuts))
-    if separation != "sort":
-        raise ValueError(f"separation: unknown {separation!r} (sort, enumerate)")
-    model = build_lp_primal(instance)
-    n_cuts = 0
-    for rounds in range(1, max_rounds + 1):
-        rep = solve_model(model, time_limit=time_limit)
-        values = {a: pyo.value(model.S[a]) for a in instance.stages}
-        new = separate(instance, values)
-        for p, subset in new:
-            add_cut(instance, model, p, subset)
-        n_cuts += len(new)
-        if not new:
-            return _lp_result(model, rep, rounds, n_cuts)
-    raise RuntimeError(f"cutting-plane loop did not converge in {max_rounds} rounds")
+def stage_values(instance, model) -> dict[Stage, float]:
+    """``S_a`` of every stage in a solved LP-Primal (or ordering MILP)."""
+    return {a: float(pyo.value(model.S[a])) for a in instance.stages}
 
 
 def separate(instance, values: dict) -> list:
@@ -140,11 +120,6 @@ def separate(instance, values: dict) -> list:
     return out
 
 
-def _lp_result(model, rep, rounds: int, cuts: int) -> dict:
-    return {"value": rep.objective, "status": rep.status, "rounds": rounds, "cuts": cuts,
-            "S": {a: pyo.value(model.S[a]) for a in model.A}, "runtime_s": rep.runtime_s}
-
-
 def build_dual(instance) -> pyo.ConcreteModel:
     """The dual (17)–(20) of LP-Primal, with the max-form (14): one ``alpha_{g,k} >= 0`` per stage
     (the paper's ``sum_p alpha_{p,g,k}`` collapsed onto the bottleneck, which is optimal) and one
@@ -153,14 +128,13 @@ def build_dual(instance) -> pyo.ConcreteModel:
     Exponential in ``|M_p|``: tiny instances only."""
     m = pyo.ConcreteModel(name="cojob_dual")
     stages = list(instance.stages)
-    subsets = [(p, sub) for p, ms in port_stages(instance).items()
-               for r in range(1, len(ms) + 1) for sub in itertools.combinations(ms, r)]
+    subsets = all_cuts(instance)
     m.A = pyo.Set(initialize=stages, dimen=2)
     m.B = pyo.Set(initialize=range(len(subsets)))
     m.alpha = pyo.Var(m.A, domain=pyo.NonNegativeReals)            # (19)
     m.beta = pyo.Var(m.B, domain=pyo.NonNegativeReals)             # (20)
     lam = _bottleneck(instance)
-    containing = {a: [] for a in stages}
+    containing: dict[Stage, list[int]] = {a: [] for a in stages}
     for b, (p, sub) in enumerate(subsets):
         for a in sub:
             containing[a].append(b)
@@ -175,6 +149,20 @@ def build_dual(instance) -> pyo.ConcreteModel:
     obj += sum(queyranne_rhs(instance, *subsets[b]) * m.beta[b] for b in m.B)
     m.obj = pyo.Objective(expr=obj - _arrival_sum(instance), sense=pyo.maximize)   # (17)
     return m
+
+
+def ordering_milp_size(instance) -> dict[str, int]:
+    """Size of :func:`build_ordering_milp` without building it: ``binaries``, ``rows`` and
+    ``terms`` (non-zeros). Building and handing the model to HiGHS costs time roughly linear in
+    ``terms`` (``l^3`` triangles dominate), which is what a caller with a deadline checks first."""
+    l = len(instance.stages)
+    per_port = [len(ms) for ms in port_stages(instance).values()]
+    chain_rows = sum(1 for _, k in instance.stages if k)
+    triangles = l * (l - 1) * (l - 2) // 3
+    prefix_rows = sum(per_port)
+    rows = l * (l - 1) // 2 + triangles + chain_rows + l + prefix_rows
+    terms = l * (l - 1) + 3 * triangles + chain_rows + 2 * l + sum(n * n for n in per_port)
+    return {"binaries": l * (l - 1), "rows": rows, "terms": terms}
 
 
 def build_ordering_milp(instance) -> pyo.ConcreteModel:
@@ -220,17 +208,9 @@ def build_ordering_milp(instance) -> pyo.ConcreteModel:
     return m
 
 
-def extract_order(instance, model) -> tuple:
+def extract_order(instance, model) -> tuple[Stage, ...]:
     """The stage order of a solved ordering MILP: by number of predecessors (ties impossible in a
     total order; chains hold by ``x_{(g,k),(g,k+1)} = 1``)."""
     preds = {a: sum(round(pyo.value(model.x[(*b, *a)])) for b in instance.stages if b != a)
              for a in instance.stages}
     return tuple(sorted(instance.stages, key=lambda a: (preds[a], a)))
-
-
-def extract_schedule(instance, model):
-    """A verifiable schedule from a solved ordering MILP: its order, run by the order-preserving
-    (strict-priority, work-conserving) flow simulator."""
-    from optsched.simulate.flows import StageOrder, schedule_of, simulate
-    order = extract_order(instance, model)
-    return schedule_of(simulate(instance, StageOrder(order)), order, "stage_order")

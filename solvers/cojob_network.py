@@ -8,36 +8,130 @@ lower_bound     LP-Primal (13)–(15) with Queyranne cuts by sorting separation 
 pda             Algorithm 1 exactly as printed (weights 1 + 2^-(k+1), every unscheduled stage is a
                 candidate, heaviest port, min w/L, reverse order), offline, one run at t = 0, then
                 order-preserving priority flow scheduling. Claimed 2 - 2/(l+1) (Theorem 2).
+                ``pda(instance, PdaParams())``.
 grouper         the deployed system (Sec. IV-C): PDA recomputed at every arrival / stage start / end
                 on the remaining loads, assuming every alive job runs every remaining stage
                 (online); chain-tail candidates as in the authors' code (spec Sec. 4.2 preset
-                ``recommended``) so the order respects the stage chains.
-grouper_offline the same loop with the true survivor sets (knows where each trial is stopped).
+                ``recommended``) so the order respects the stage chains. ``grouper(instance,
+                GrouperParams())``.
+grouper_offline the same function with ``GrouperParams(loads="offline")``: the true survivor sets
+                (knows where each trial is stopped).
 baraat          FIFO over cojob stages by stage start time, limited multiplexing (a stage that has
-                sent more than theta bytes lets the next stage share its class).
+                sent more than theta bytes lets the next stage share its class); ``BaraatParams``.
 sincronia       BSSI (PDA with unit weights) over the in-flight coflows (one iteration of one job),
                 recomputed at every coflow start and end.
 fair_share      per-flow max-min fair share (TCP/DCTCP idealisation).
+
+Every heuristic runs the event-driven flow simulator (:mod:`optsched.simulate.flows`) under the
+call's :class:`~optsched.deadline.Deadline`: a simulation stopped by it returns no schedule and
+status ``time_limit``. This module imports neither Pyomo nor HiGHS at import time (the models and
+``solvers.highs`` are imported inside :func:`exact`, :func:`lower_bound` and
+:func:`solve_lp_primal`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from optsched.models import cojob_network as cm
-from optsched.problems.cojob_network import Instance, stage_load
+from optsched.deadline import NEVER, Deadline
 from optsched.family import Family
+from optsched.method import Method, Params, param
 from optsched.problems import cojob_network as _problem
-from optsched.workloads import cojob_network as _workloads
-from optsched.method import Method
+from optsched.problems.cojob_network import Instance, Schedule, stage_load
 from optsched.result import Outcome, SolveStatus
-from optsched.simulate.flows import FairShare, StageOrder, schedule_of, simulate, sum_sct
-from optsched.solvers.highs import solve_model
+from optsched.simulate.flows import (FairShare, Policy, SimResult, StageOrder, schedule_of,
+                                     simulate, sum_sct)
 from optsched.tolerance import at_most
+from optsched.workloads import cojob_network as _workloads
 
 TIE = 1e-12
+
+Stage = tuple[int, int]
+Weights = Literal["paper", "literal", "code", "unit"]
+Candidates = Literal["all", "chain_tail"]
+Loads = Literal["online", "offline"]
+WEIGHTS: tuple[str, ...] = ("paper", "literal", "code", "unit")
+CANDIDATES: tuple[str, ...] = ("all", "chain_tail")
+LOADS: tuple[str, ...] = ("online", "offline")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Parameters
+
+
+@dataclass(frozen=True)
+class PdaParams(Params):
+    """The choices of paper Algorithm 1 (PDA); the defaults are the algorithm as printed (spec
+    Sec. 4.2 preset ``paper_alg1``)."""
+
+    weights: Weights = param(
+        "paper", "Alg. 1 lines 9-11 / Eq. (46): initial weight w0 = 1 + 2^-(k+1) ('paper'); "
+                 "'literal' reads line 10 with alpha_{g,K_g+1} = 0 (2^-K_g for a last stage, "
+                 "E5); 'code' 1 + 2^-k (authors' code, E23); 'unit' 1 (Sincronia's BSSI)")
+    candidates: Candidates = param(
+        "all", "Alg. 1 line 16: the argmin runs over every unscheduled stage ('all', as printed; "
+               "can break the stage chains, E8) or only over each cojob's last unscheduled stage "
+               "('chain_tail', the authors' code)")
+    clip: bool = param(
+        False, "Alg. 1 line 19: residual weights w - rho L are not clipped at 0 (False, as "
+               "printed); True clips them (spec option clip_nonneg)")
+
+    def __post_init__(self) -> None:
+        _choice("weights", self.weights, WEIGHTS)
+        _choice("candidates", self.candidates, CANDIDATES)
+
+
+@dataclass(frozen=True)
+class GrouperParams(PdaParams):
+    """The deployed Grouper (Sec. IV-C): PDA recomputed at every cojob arrival and stage start/end
+    on the remaining loads (spec Sec. 4.5, trigger "immediate"); the defaults are the spec's preset
+    ``recommended`` with online loads."""
+
+    candidates: Candidates = param(
+        "chain_tail", "Sec. III-D 'the produced order can satisfy the precedence constraints of "
+                      "stages': only each cojob's last unscheduled stage is a candidate (the "
+                      "authors' code), so the order keeps the chains; 'all' is Alg. 1 line 16 "
+                      "as printed")
+    clip: bool = param(
+        True, "Alg. 1 line 19 with residual weights clipped at 0 (spec preset 'recommended'; the "
+              "authors' code clips)")
+    loads: Loads = param(
+        "online", "Sec. IV-C: 'online' assumes every job still alive runs every remaining stage "
+                  "(survivors unknown; Eq. (27) over the alive jobs, E12); 'offline' uses the "
+                  "true survivor sets (GrouperOffline, Figs. 17-18)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _choice("loads", self.loads, LOADS)
+
+
+@dataclass(frozen=True)
+class BaraatParams(Params):
+    """Baraat (FIFO task scheduling with limited multiplexing), the paper's FIFO baseline."""
+
+    theta: float | None = param(
+        None, "Sec. V 'Baraat schedules stages in FIFO' (E18) with Baraat's limited multiplexing: "
+              "a stage that has sent more than theta bytes is heavy and lets the next stage share "
+              "its class; the paper gives no theta, None = the median stage size (Baraat learns "
+              "it from history)")
+
+    def __post_init__(self) -> None:
+        if self.theta is not None and not self.theta >= 0:
+            raise ValueError(f"theta: must be >= 0 or None, got {self.theta}")
+
+
+def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}: unknown {value!r} (known: {', '.join(choices)})")
+
+
+#: Sincronia's BSSI: PDA with unit weights, every candidate (spec E19).
+BSSI = PdaParams(weights="unit", candidates="all", clip=False)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -61,8 +155,9 @@ def initial_weight(rule: str, k: int, last: bool) -> float:
     raise ValueError(f"weights: unknown rule {rule!r}")
 
 
-def pda(loads: dict, chains: dict, *, weights: str = "paper", candidates: str = "all",
-        clip: bool = False, index: dict | None = None) -> tuple[list, dict]:
+def pda_order(loads: Mapping[Any, np.ndarray], chains: Mapping[Any, Sequence[Any]],
+              params: PdaParams = PdaParams(), index: Mapping[Any, int] | None = None,
+              ) -> tuple[list, dict]:
     """Primal-dual stage permutation, paper Algorithm 1 (reconstructed per spec Sec. 4.2).
 
     Parameters
@@ -71,13 +166,8 @@ def pda(loads: dict, chains: dict, *, weights: str = "paper", candidates: str = 
         ``stage -> array of 2P port loads`` (Eq. (27)).
     chains
         ``cojob -> list of its stages in chain order`` (only the stages still to schedule).
-    weights
-        Initial weight rule, see :func:`initial_weight`.
-    candidates
-        ``all`` (Alg. 1 line 16 as printed: any unscheduled stage) or ``chain_tail`` (only the last
-        unscheduled stage of each cojob, as the authors' code; keeps the chains).
-    clip
-        Clip residual weights at 0 after the update of line 19.
+    params
+        Initial weight rule (see :func:`initial_weight`), candidate set and clipping.
     index
         ``stage -> 1-based absolute stage index k`` for the weights (default: position in chain + 1).
 
@@ -93,7 +183,7 @@ def pda(loads: dict, chains: dict, *, weights: str = "paper", candidates: str = 
     last = {a: chain[-1] == a for chain in chains.values() for a in chain}
     owner = {a: key for key, chain in chains.items() for a in chain}
     k_of = index or {a: n + 1 for chain in chains.values() for n, a in enumerate(chain)}
-    w0 = np.array([initial_weight(weights, k_of[a], last[a]) for a in stages])
+    w0 = np.array([initial_weight(params.weights, k_of[a], last[a]) for a in stages])
     w = w0.copy()
     alive = np.ones(len(stages), dtype=bool)
     lbar = L.sum(axis=0)                                                       # line 13
@@ -101,12 +191,12 @@ def pda(loads: dict, chains: dict, *, weights: str = "paper", candidates: str = 
     order: list = [None] * len(stages)
     trace = []
     for n in range(len(stages), 0, -1):                                        # line 14
-        cand = (np.flatnonzero(alive) if candidates == "all"
+        cand = (np.flatnonzero(alive) if params.candidates == "all"
                 else np.array([pos[c[-1]] for c in tails.values() if c], dtype=int))
         pick, lam, rho = _pda_step(L, w, lbar, cand, stages, k_of)
         if lam is not None:                                                    # line 19
             w[alive] -= rho * L[alive, lam]
-            if clip:
+            if params.clip:
                 np.maximum(w, 0.0, out=w)
         order[n - 1] = stages[pick]                                            # line 17
         trace.append((lam, n, rho))                                            # line 20
@@ -115,19 +205,19 @@ def pda(loads: dict, chains: dict, *, weights: str = "paper", candidates: str = 
         chain = tails[owner[stages[pick]]]
         if chain and chain[-1] == stages[pick]:
             chain.pop()
-        elif candidates == "chain_tail":
+        elif params.candidates == "chain_tail":
             raise AssertionError("chain_tail picked a non-tail stage")
-    return order, {"trace": trace, "w0": dict(zip(stages, w0)), "weights": weights}
+    return order, {"trace": trace, "w0": dict(zip(stages, w0)), "weights": params.weights}
 
 
-def _pda_step(L, w, lbar, cand, stages, k_of):
+def _pda_step(L, w, lbar, cand, stages, k_of) -> tuple[int, int | None, float]:
     """Lines 15-18: heaviest port among ports the candidates load, then min ``w / L`` (the PDF
     prints ``L / w``: E7); zero-load candidates go last-in-order first (step 4a)."""
     sub = L[cand]
     loaded = sub.max(axis=0) > 0
     if not loaded.any():
         pick = max(cand, key=lambda c: _tie_key(stages[c], k_of))
-        return pick, None, 0.0
+        return int(pick), None, 0.0
     lam = int(np.flatnonzero(loaded)[np.argmax(lbar[loaded])])               # line 15
     plus = cand[L[cand, lam] > 0]
     ratio = w[plus] / L[plus, lam]
@@ -145,20 +235,22 @@ def _tie_key(stage, k_of):
 def dual_objective(instance: Instance, order: list, cert: dict) -> float:
     """Value (17) of the PDA dual certificate with alpha = A on the bottleneck port (only for the
     ``literal``/``unit`` weights, where it is feasible; offline, all r_g = 0)."""
+    from optsched.models.cojob_network import queyranne_rhs
+
     total = 0.0
     if cert["weights"] == "literal":
         for g, k in order:
             total += (1 - 2.0 ** -(k + 1)) * float(instance.loads[g, k].max())
     for lam, n, rho in cert["trace"]:
         if lam is not None and rho > 0:
-            total += rho * cm.queyranne_rhs(instance, lam, order[:n])
+            total += rho * queyranne_rhs(instance, lam, order[:n])
     return total
 
 
-def offline_order(instance: Instance, **options) -> tuple[list, dict]:
+def offline_order(instance: Instance, params: PdaParams = PdaParams()) -> tuple[list, dict]:
     """PDA on the whole instance at t = 0 with the true loads (Theorem 2's setting)."""
     chains = {g: [(g, k) for k in range(c.n_stages)] for g, c in enumerate(instance.cojobs)}
-    return pda(instance.loads, chains, **options)
+    return pda_order(instance.loads, chains, params)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -168,17 +260,16 @@ def offline_order(instance: Instance, **options) -> tuple[list, dict]:
 class Grouper:
     """Online Grouper (Sec. IV-C), recomputed immediately at every arrival and stage start/end.
 
-    ``offline=True`` uses the true survivor sets (GrouperOffline); otherwise every job still alive
-    is assumed to run every remaining stage. Remaining iterations of the current stage are counted
-    per job (the coflow in flight as a whole iteration, as the authors' code).
+    ``params.loads == "offline"`` uses the true survivor sets (GrouperOffline); otherwise every job
+    still alive is assumed to run every remaining stage. Remaining iterations of the current stage
+    are counted per job (the coflow in flight as a whole iteration, as the authors' code).
     """
 
-    def __init__(self, instance: Instance, offline: bool = False, weights: str = "paper",
-                 candidates: str = "chain_tail", clip: bool = True):
-        self.inst, self.offline = instance, offline
-        self.options = dict(weights=weights, candidates=candidates, clip=clip)
+    def __init__(self, instance: Instance, params: GrouperParams = GrouperParams()):
+        self.inst, self.params = instance, params
+        self.offline = params.loads == "offline"
         self.position: dict = {}
-        self.name = "grouper_offline" if offline else "grouper"
+        self.name = "grouper_offline" if self.offline else "grouper"
         self.runs = 0
 
     def classes(self, sim, events):
@@ -187,7 +278,9 @@ class Grouper:
         return {(g, j): self.position.get((g, sim.stage[g]), math.inf) for g, j in sim.communicating()}
 
     def _recompute(self, sim) -> None:
-        loads, chains, index = {}, {}, {}
+        loads: dict[Stage, np.ndarray] = {}
+        chains: dict[int, list[Stage]] = {}
+        index: dict[Stage, int] = {}
         for g in sim.active_cojobs():
             chains[g] = []
             for k in range(sim.stage[g], self.inst.cojobs[g].n_stages):
@@ -196,7 +289,7 @@ class Grouper:
                     loads[g, k] = load
                     chains[g].append((g, k))
                     index[g, k] = k + 1
-        order, _ = pda(loads, chains, index=index, **self.options) if loads else ([], {})
+        order, _ = pda_order(loads, chains, self.params, index=index) if loads else ([], {})
         self.position = {a: n for n, a in enumerate(order)}
         self.runs += 1
 
@@ -224,8 +317,9 @@ class Baraat:
 
     name = "baraat"
 
-    def __init__(self, instance: Instance, theta: float | None = None):
+    def __init__(self, instance: Instance, params: BaraatParams = BaraatParams()):
         self.inst = instance
+        theta = params.theta
         if theta is None:   # median stage size: Baraat's heavy-task threshold, learned from history
             theta = float(np.median([instance.loads[a][: instance.machines].sum() * instance.capacity
                                      for a in instance.stages]))
@@ -264,73 +358,168 @@ class Sincronia:
                     load[s] += left
                     load[P + d] += left
                 loads[g, j] = load
-            order, _ = pda(loads, {a: [a] for a in loads}, weights="unit", candidates="all")
+            order, _ = pda_order(loads, {a: [a] for a in loads}, BSSI)
             self.position = {a: n for n, a in enumerate(order)}
         return {a: self.position[a] for a in sim.communicating()}
 
 
-def make_policy(instance: Instance, name: str, **options):
-    """The simulator policy called ``name`` (pda, grouper, grouper_offline, baraat, sincronia,
-    fair_share)."""
-    if name == "pda":
-        order, _ = offline_order(instance, weights="paper", candidates="all")
-        return StageOrder(order)
-    if name == "grouper":
-        return Grouper(instance, **options)
-    if name == "grouper_offline":
-        return Grouper(instance, offline=True, **options)
-    if name == "baraat":
-        return Baraat(instance, **options)
-    if name == "sincronia":
-        return Sincronia(instance)
-    if name == "fair_share":
-        return FairShare()
-    raise ValueError(f"policy: unknown {name!r}")
+def pda_policy(instance: Instance, params: PdaParams = PdaParams()) -> StageOrder:
+    """Order-preserving scheduling (Sec. III-D) of PDA's offline order."""
+    order, _ = offline_order(instance, params)
+    return StageOrder(order)
 
 
-def _run(instance: Instance, name: str) -> Outcome:
-    policy = make_policy(instance, name)
-    res = simulate(instance, policy)
-    order = getattr(policy, "order", ())
-    info = {"events": res.events, "allocations": res.allocations, "sim_wall_s": res.wall_s}
-    return Outcome(schedule_of(res, order, name), SolveStatus.FEASIBLE, info=info)
+def make_policy(instance: Instance, name: str) -> Policy:
+    """The simulator policy of the registered heuristic ``name`` (pda, grouper, grouper_offline,
+    baraat, sincronia, fair_share) with its registered parameters; for benchmarks that simulate
+    without recording a schedule."""
+    method = SPEC.method(name)
+    build = _POLICIES.get(method.func)
+    if build is None:
+        raise ValueError(f"policy: method {name!r} is not a simulated heuristic")
+    return build(instance, method.params)
 
 
-def run_pda(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
-    """Algorithm 1 as printed + order-preserving priority scheduling (offline)."""
-    return _run(instance, "pda")
+def _simulated(instance: Instance, policy: Policy, label: str, deadline: Deadline,
+               order: Sequence[Stage] = ()) -> Outcome:
+    """Simulate ``policy`` until done or ``deadline``; a run stopped early has no schedule."""
+    res = simulate(instance, policy, deadline=deadline)
+    info: dict[str, Any] = {"events": res.events, "allocations": res.allocations,
+                            "sim_wall_s": res.wall_s}
+    if not res.complete:
+        info["stopped"] = _stopped(res)
+        return Outcome(None, SolveStatus.TIME_LIMIT, info=info)
+    return Outcome(schedule_of(res, order, label), SolveStatus.FEASIBLE, info=info)
 
 
-def grouper(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
-    """Online Grouper (PDA recomputed at every stage event, survivors unknown)."""
-    return _run(instance, "grouper")
+def _stopped(res: SimResult) -> str:
+    done = sum(not math.isnan(s) for row in res.S for s in row)
+    total = sum(len(row) for row in res.S)
+    return (f"deadline: flow simulation stopped after {res.events} events, {done} of {total} "
+            f"stages complete")
 
 
-def grouper_offline(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
-    """Grouper with the true survivor sets."""
-    return _run(instance, "grouper_offline")
+# ----------------------------------------------------------------------------------------------------
+# Registered heuristics
 
 
-def baraat(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
-    """Baraat: FIFO over stages with limited multiplexing."""
-    return _run(instance, "baraat")
+def pda(instance: Instance, params: PdaParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Paper Algorithm 1 (PDA) offline at t = 0, then order-preserving priority flow scheduling.
+
+    Parameters
+    ----------
+    instance
+        The cojob_network instance (all cojobs are ordered at once, whatever their arrival).
+    params
+        :class:`PdaParams`; the registered ``pda`` is the algorithm as printed.
+    deadline
+        The simulation stops when it expires (no schedule, status ``time_limit``).
+    seed
+        Unused (deterministic).
+
+    Returns
+    -------
+    Outcome
+        The simulated schedule (its ``order`` is PDA's sigma), status ``feasible``.
+
+    Notes
+    -----
+    Theorem 2 claims ``sum S <= (2 - 2/(l+1)) OPT`` (l = number of stages) for any order-preserving
+    per-flow rate allocation of this order. It fails for Algorithm 1 as printed: docs/errata.md
+    **G1** (2.269 x OPT on ``tests/data/cojob_network/theorem2_counterexample.json``; the order can
+    break the stage chains, digest E8).
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> res = solve(generate("cojob_network", "tiny", 0), "pda")
+    >>> res.status.value, res.objective
+    ('feasible', 48.0)
+    """
+    policy = pda_policy(instance, params)
+    return _simulated(instance, policy, "pda", deadline, policy.order)
 
 
-def sincronia(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
+def grouper(instance: Instance, params: GrouperParams, *, deadline: Deadline,
+            seed: int = 0) -> Outcome:
+    """Grouper as deployed (Sec. IV-C): PDA recomputed at every cojob arrival and stage start/end
+    on the remaining loads, its order enforced by strict-priority flow scheduling.
+
+    Parameters
+    ----------
+    instance
+        The cojob_network instance (cojobs arrive at their ``arrival``).
+    params
+        :class:`GrouperParams`; ``grouper`` assumes every alive job runs every remaining stage,
+        ``grouper_offline`` (``loads="offline"``) knows the true survivor sets.
+    deadline
+        The simulation stops when it expires (no schedule, status ``time_limit``).
+    seed
+        Unused (deterministic).
+
+    Returns
+    -------
+    Outcome
+        The simulated schedule, status ``feasible``.
+
+    Notes
+    -----
+    The paper claims no bound for the online system (Theorem 2 is about the offline order, see
+    :func:`pda`); it reports testbed SCT reductions of 22.5/24.2/31.0 % vs Baraat/Sincronia/FS and
+    online at most 14.2 % worse than GrouperOffline. At paper scale the gains are smaller:
+    docs/errata.md **G3**. Chain-tail candidates keep the chains, so the G1 counterexample does not
+    apply (``grouper`` is optimal on it).
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> res = solve(generate("cojob_network", "tiny", 0), "grouper")
+    >>> res.status.value, res.objective, res.info["params"]["loads"]
+    ('feasible', 48.0, 'online')
+    """
+    policy = Grouper(instance, params)
+    return _simulated(instance, policy, policy.name, deadline)
+
+
+def baraat(instance: Instance, params: BaraatParams, *, deadline: Deadline,
+           seed: int = 0) -> Outcome:
+    """Baraat: FIFO over stages with limited multiplexing (threshold ``params.theta``)."""
+    return _simulated(instance, Baraat(instance, params), "baraat", deadline)
+
+
+def sincronia(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Sincronia: BSSI order over in-flight coflows."""
-    return _run(instance, "sincronia")
+    return _simulated(instance, Sincronia(instance), "sincronia", deadline)
 
 
-def fair_share(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
+def fair_share(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Per-flow max-min fair share."""
-    return _run(instance, "fair_share")
+    return _simulated(instance, FairShare(), "fair_share", deadline)
+
+
+_POLICIES: dict[Callable[..., Outcome], Callable[[Instance, Any], Policy]] = {
+    pda: pda_policy,
+    grouper: Grouper,
+    baraat: Baraat,
+    sincronia: lambda instance, _: Sincronia(instance),
+    fair_share: lambda instance, _: FairShare(),
+}
 
 
 # ----------------------------------------------------------------------------------------------------
 # Exact and bound
 
+#: At most this many chain-consistent orders are all simulated by :func:`exact` (spec Model BF).
+BF_LIMIT = 400
+#: Pyomo build + hand-off to HiGHS of Model F, measured on 2 loaded cores (paper testbed l = 16:
+#: ~0.9 s for 6.6k non-zeros; l = 40: ~4.5 s for 83k): a conservative rate and fixed cost.
+BUILD_TERMS_PER_S = 15_000.0
+BUILD_OVERHEAD_S = 0.3
+#: Cutting-plane rounds of :func:`solve_lp_primal` before it stops with the bound it has.
+MAX_ROUNDS = 200
 
-def exact(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
+
+def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Model F (exact stage sequencing MILP, a lower bound F* on OPT(O)); its order is simulated with
     order-preserving priority scheduling, and when there are at most ``BF_LIMIT`` chain-consistent
     orders every one of them is simulated too (spec Model BF) and the best is kept.
@@ -340,35 +529,87 @@ def exact(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
     schedule ``verify`` accepts: any feasible rate timeline induces a chain-consistent completion
     order whose stage completion times satisfy Model F's constraints (module ``models``). The proof
     does not need the order space to contain an optimal schedule: a simulated order that meets the
-    bound is optimal. Otherwise ``feasible`` with ``lower_bound`` = that bound."""
+    bound is optimal. Otherwise ``feasible`` with ``lower_bound`` = that bound.
+
+    Deadline: when Model F is too big to build and hand to HiGHS in the time left
+    (:func:`optsched.models.cojob_network.ordering_milp_size`), no model is built and the Grouper
+    schedule, if its simulation finishes in time, is returned as the fallback (``time_limit``). The
+    MILP gets what is left; simulations stop at the deadline (``time_limit``, the MILP's bound
+    kept; a BF enumeration cut short keeps the best order found).
+    """
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    size = cm.ordering_milp_size(instance)
+    info: dict[str, Any] = {"binaries": size["binaries"], "constraints": size["rows"]}
+    build_s = BUILD_OVERHEAD_S + size["terms"] / BUILD_TERMS_PER_S
+    left = deadline.remaining()
+    if left is not None and build_s > left:
+        info["stopped"] = (f"size guard: Model F has {size['terms']} non-zeros, ~{build_s:.1f} s to "
+                           f"build and hand to HiGHS > {left:.1f} s left")
+        fallback = grouper(instance, GrouperParams(), deadline=deadline)
+        info["fallback"] = "grouper" if fallback.schedule is not None else None
+        return Outcome(fallback.schedule, SolveStatus.TIME_LIMIT, None, info)
     model = cm.build_ordering_milp(instance)
-    rep = solve_model(model, time_limit=time_limit, seed=seed)
-    info = {"f_star": rep.objective, "milp": rep.info, "binaries": len(model.x),
-            "constraints": model.nconstraints(), "milp_runtime_s": rep.runtime_s}
+    rep = solve_model(model, deadline=deadline, seed=seed)
+    info.update(f_star=rep.objective, milp_runtime_s=rep.runtime_s)
     if not rep.has_solution:
-        return Outcome(None, rep.status, rep.bound, info)
+        return _exact_outcome(rep, rep.status, None, rep.bound, False, info)
     # the MILP's proven lower bound: its dual bound (<= the incumbent F*; HiGHS stops at an absolute
     # gap too), never more than the incumbent
     bound = rep.objective if rep.bound is None else min(rep.bound, rep.objective)
     order = cm.extract_order(instance, model)
-    value = sum_sct(instance, _sim_of(instance, order))
+    run = simulate(instance, StageOrder(order), deadline=deadline)
+    if not run.complete:
+        info["stopped"] = _stopped(run)
+        return _exact_outcome(rep, SolveStatus.TIME_LIMIT, None, bound, False, info)
+    value = sum_sct(instance, run)
     info["f_order_value"] = value
+    cut_short = False
     if rep.status is SolveStatus.OPTIMAL and not at_most(value, bound):
         orders = chain_orders(instance, BF_LIMIT)
         if orders:
             info["bf_orders"] = len(orders)
-            value, order = min((sum_sct(instance, _sim_of(instance, o)), o) for o in orders)
-    schedule = schedule_of(simulate(instance, StageOrder(order)), order, "stage_order")
+            values: list[tuple[float, tuple]] = []
+            for o in orders:
+                res = simulate(instance, StageOrder(o), record=False, deadline=deadline)
+                if not res.complete:
+                    cut_short = True
+                    info["stopped"] = f"deadline: {len(values)} of {len(orders)} orders simulated"
+                    break
+                values.append((sum_sct(instance, res), o))
+            best_value, best = min([*values, (value, order)])
+            if best != order:
+                run = simulate(instance, StageOrder(best), deadline=deadline)
+                if not run.complete:
+                    info["stopped"] = _stopped(run)
+                    return _exact_outcome(rep, SolveStatus.TIME_LIMIT, None, bound, False, info)
+                value, order = best_value, best
+    schedule = schedule_of(run, order, "stage_order")
     proven = rep.status is SolveStatus.OPTIMAL and at_most(value, bound)
-    status = SolveStatus.OPTIMAL if proven else (
-        SolveStatus.FEASIBLE if rep.status is SolveStatus.OPTIMAL else rep.status)
-    if rep.status is not SolveStatus.OPTIMAL:
-        bound = rep.bound
-    # the registry compares the model's objective with verify's and demotes on disagreement
-    return Outcome(schedule, status, bound, info, model_objective=rep.objective if proven else None)
+    if proven:
+        status = SolveStatus.OPTIMAL
+    elif rep.status is SolveStatus.OPTIMAL:
+        status = SolveStatus.TIME_LIMIT if cut_short else SolveStatus.FEASIBLE
+    else:
+        status, bound = rep.status, rep.bound
+    return _exact_outcome(rep, status, schedule, bound, proven, info)
 
 
-BF_LIMIT = 400
+def _exact_outcome(rep, status: SolveStatus, schedule: Schedule | None, bound: float | None,
+                   proven: bool, info: dict) -> Outcome:
+    """The Outcome of :func:`exact` through :func:`~optsched.solvers.highs.report_outcome`.
+
+    Model F's report describes the *order*; what the method proves about the *schedule* is
+    ``status`` and ``bound``. F* is the schedule's model objective only when the proof holds (the
+    simulated cost meets F*); otherwise it is only a lower bound, so no model objective is reported
+    and the registry has nothing to compare.
+    """
+    from optsched.solvers.highs import report_outcome
+
+    out = report_outcome(dataclasses.replace(rep, status=status, bound=bound), lambda: schedule,
+                         info=info)
+    return out if proven else dataclasses.replace(out, model_objective=None)
 
 
 def chain_orders(instance: Instance, limit: int) -> list:
@@ -392,17 +633,115 @@ def chain_orders(instance: Instance, limit: int) -> list:
     return out
 
 
-def _sim_of(instance, order):
-    return simulate(instance, StageOrder(order), record=False)
+@dataclass(frozen=True)
+class LpBound:
+    """What :func:`solve_lp_primal` found.
+
+    Attributes
+    ----------
+    value
+        A valid lower bound on OPT: LP* when ``status`` is ``optimal``; with ``time_limit`` the
+        optimum of the last LP solved (a relaxation of LP-Primal, its cuts a subset of (15)) or,
+        before any, the chain bound (14); None only with ``unknown``.
+    status
+        ``optimal`` (converged: no violated (15) left), ``time_limit`` (deadline or round cap),
+        ``unknown``.
+    rounds, cuts
+        LP solves and Queyranne cuts added.
+    S
+        Stage completion times of the last LP solved.
+    runtime_s
+        Time in HiGHS.
+    stopped
+        Why the loop stopped early (empty when it converged).
+    """
+
+    value: float | None
+    status: SolveStatus
+    rounds: int
+    cuts: int
+    S: dict = dataclasses.field(default_factory=dict)
+    runtime_s: float = 0.0
+    stopped: str = ""
 
 
-def lower_bound(instance: Instance, *, time_limit=None, seed: int = 0) -> Outcome:
-    """LP-Primal (13)–(15) by cutting planes (Lemma 1: LP* <= OPT)."""
-    res = cm.solve_lp_primal(instance, "sort", time_limit=time_limit)
-    info = {"rounds": res["rounds"], "cuts": res["cuts"], "lp_runtime_s": res["runtime_s"]}
-    if res["status"] is not SolveStatus.OPTIMAL:
-        return Outcome(None, SolveStatus.UNKNOWN, None, info)
-    return Outcome(None, SolveStatus.OPTIMAL, res["value"], info)
+def chain_bound(instance: Instance) -> float:
+    """The optimum of LP-Primal without (15): every stage right after its chain predecessor,
+    ``S_{g,k} = r_g + sum_{k' <= k} Lambda_{g,k'}`` (a valid lower bound by (14))."""
+    total = 0.0
+    for g, cojob in enumerate(instance.cojobs):
+        done = 0.0
+        for k in range(cojob.n_stages):
+            done += float(instance.loads[g, k].max())
+            total += done
+    return total
+
+
+def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: Deadline = NEVER,
+                    max_rounds: int = MAX_ROUNDS) -> LpBound:
+    """Solve LP-Primal (13)–(15).
+
+    Parameters
+    ----------
+    separation
+        ``"sort"``: cutting planes; each round, for each port, sort ``M_p`` by the current ``S`` and
+        add the most violated prefix (exact separation, polynomial). ``"enumerate"``: add (15) for
+        every non-empty subset of every ``M_p`` up front (exponential; tiny instances).
+    deadline
+        Each LP gets what is left; the loop stops when it expires.
+    max_rounds
+        Cut rounds before the loop stops with the bound it has (status ``time_limit``).
+    """
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    if separation == "enumerate":
+        cuts = cm.all_cuts(instance)
+        model = cm.build_lp_primal(instance, cuts)
+        rep = solve_model(model, deadline=deadline)
+        if rep.status is not SolveStatus.OPTIMAL:
+            return LpBound(chain_bound(instance), SolveStatus.TIME_LIMIT, 1, len(cuts),
+                           runtime_s=rep.runtime_s, stopped=f"LP {rep.status.value}")
+        return LpBound(rep.objective, SolveStatus.OPTIMAL, 1, len(cuts),
+                       cm.stage_values(instance, model), rep.runtime_s)
+    if separation != "sort":
+        raise ValueError(f"separation: unknown {separation!r} (sort, enumerate)")
+    model = cm.build_lp_primal(instance)
+    best, values = chain_bound(instance), {}
+    n_cuts = runtime = 0
+    rounds = 0
+    stopped = f"cut cap: no convergence in {max_rounds} rounds"
+    while rounds < max_rounds:
+        if deadline.expired():
+            stopped = f"deadline: after {rounds} rounds"
+            break
+        rounds += 1
+        rep = solve_model(model, deadline=deadline)
+        runtime += rep.runtime_s
+        if rep.status is not SolveStatus.OPTIMAL:
+            stopped = f"round {rounds}: LP {rep.status.value}"
+            break
+        best = max(best, rep.objective)
+        values = cm.stage_values(instance, model)
+        new = cm.separate(instance, values)
+        for p, subset in new:
+            cm.add_cut(instance, model, p, subset)
+        n_cuts += len(new)
+        if not new:
+            return LpBound(rep.objective, SolveStatus.OPTIMAL, rounds, n_cuts, values, runtime)
+    return LpBound(best, SolveStatus.TIME_LIMIT, rounds, n_cuts, values, runtime, stopped)
+
+
+def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """LP-Primal (13)–(15) by cutting planes (Lemma 1: LP* <= OPT).
+
+    ``optimal`` when the cut loop converged (LP*); ``time_limit`` when the deadline or the round cap
+    stopped it, with the best bound it had (``info["stopped"]`` says why)."""
+    res = solve_lp_primal(instance, "sort", deadline=deadline)
+    info: dict[str, Any] = {"rounds": res.rounds, "cuts": res.cuts, "lp_runtime_s": res.runtime_s}
+    if res.stopped:
+        info["stopped"] = res.stopped
+    return Outcome(None, res.status, res.value, info)
 
 
 def claimed_ratio(instance: Instance) -> float:
@@ -413,12 +752,14 @@ def claimed_ratio(instance: Instance) -> float:
 METHODS = (
     Method("exact", "exact", exact, description="stage-sequencing MILP (F) + priority simulation"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),
-    Method("pda", "algorithm", run_pda, guarantee=claimed_ratio,
+    Method("pda", "algorithm", pda, params=PdaParams(), guarantee=claimed_ratio,
            description="Algorithm 1 as printed + order-preserving flow scheduling (offline)"),
-    Method("grouper", "algorithm", grouper, description="online Grouper, PDA at every stage event"),
-    Method("grouper_offline", "algorithm", grouper_offline,
+    Method("grouper", "algorithm", grouper, params=GrouperParams(),
+           description="online Grouper, PDA at every stage event"),
+    Method("grouper_offline", "algorithm", grouper, params=GrouperParams(loads="offline"),
            description="Grouper knowing where each trial stops"),
-    Method("baraat", "baseline", baraat, description="FIFO over stages, limited multiplexing"),
+    Method("baraat", "baseline", baraat, params=BaraatParams(),
+           description="FIFO over stages, limited multiplexing"),
     Method("sincronia", "baseline", sincronia, description="BSSI over in-flight coflows"),
     Method("fair_share", "baseline", fair_share, description="per-flow max-min fair share"),
 )

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from optsched.deadline import Deadline
 from optsched.io import load_instance
-from optsched.models import cojob_network as cm
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
 from optsched.solvers import cojob_network as cs
@@ -125,9 +125,9 @@ def test_small_instances_run_every_method():
 
 def test_fig3_orders(data):
     inst = load_instance(data / FAMILY / "fig3.json")
-    order, _ = cs.offline_order(inst, weights="paper", candidates="all")
+    order, _ = cs.offline_order(inst, cs.PdaParams(weights="paper", candidates="all"))
     assert order == [(0, 0), (0, 1), (1, 0), (1, 1)]                 # spec A.1 trace
-    literal, _ = cs.offline_order(inst, weights="literal", candidates="all")
+    literal, _ = cs.offline_order(inst, cs.PdaParams(weights="literal", candidates="all"))
     assert literal == [(0, 0), (1, 0), (0, 1), (1, 1)]
     assert solve(inst, "pda").objective == pytest.approx(26.0)
     assert solve(inst, "grouper_offline").objective == pytest.approx(26.0)
@@ -143,9 +143,10 @@ def _chains(inst):
 @pytest.mark.parametrize("seed", range(10))
 def test_pda_lemma2_and_weak_duality(seed):
     inst = generate("small", seed)
-    lp = cm.solve_lp_primal(inst)["value"]
+    lp = cs.solve_lp_primal(inst).value
     for weights in ("paper", "literal", "unit"):
-        order, cert = cs.pda(inst.loads, _chains(inst), weights=weights, candidates="all")
+        order, cert = cs.pda_order(inst.loads, _chains(inst),
+                                   cs.PdaParams(weights=weights, candidates="all"))
         assert sorted(order) == sorted(inst.stages)
         rhos = [r for _, _, r in cert["trace"]]
         assert min(rhos) >= 0                                          # Lemma 2(d)
@@ -160,7 +161,8 @@ def test_pda_lemma2_and_weak_duality(seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_chain_tail_orders_respect_chains(seed):
     inst = generate("small", seed)
-    order, _ = cs.pda(inst.loads, _chains(inst), weights="paper", candidates="chain_tail", clip=True)
+    order, _ = cs.pda_order(inst.loads, _chains(inst),
+                            cs.PdaParams(weights="paper", candidates="chain_tail", clip=True))
     pos = {a: n for n, a in enumerate(order)}
     assert all(pos[g, k - 1] < pos[g, k] for g, k in inst.stages if k)
 
@@ -184,11 +186,82 @@ def test_determinism():
         assert solve(inst, name).schedule == solve(inst, name).schedule
 
 
+# ----------------------------------------------------------------------------------------------------
+# Issue 10: one parameter shape, one deadline, the bound status rule
+
+
+def test_variants_are_one_function_with_params():
+    """grouper and grouper_offline are the same function; params are recorded in the Result."""
+    by_name = {m.name: m for m in methods(FAMILY)}
+    assert by_name["grouper"].func is by_name["grouper_offline"].func is cs.grouper
+    assert by_name["grouper_offline"].params == cs.GrouperParams(loads="offline")
+    assert by_name["pda"].params == cs.PdaParams()               # Algorithm 1 as printed
+    res = solve(generate("tiny", 1), "grouper_offline")
+    assert res.info["params"] == {"weights": "paper", "candidates": "chain_tail", "clip": True,
+                                  "loads": "offline"}
+    inst = generate("small", 2)                                  # same function, other params
+    direct = cs.grouper(inst, cs.GrouperParams(loads="offline"), deadline=Deadline.after(None))
+    assert direct.schedule == solve(inst, "grouper_offline").schedule
+    for bad in (dict(weights="paperr"), dict(candidates="tail")):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            cs.PdaParams(**bad)
+    with pytest.raises(ValueError, match="loads"):
+        cs.GrouperParams(loads="oracle")
+    with pytest.raises(ValueError, match="theta"):
+        cs.BaraatParams(theta=-1.0)
+    for name in ("pda", "grouper", "grouper_offline", "baraat", "sincronia", "fair_share"):
+        assert cs.make_policy(inst, name) is not None
+    with pytest.raises(ValueError, match="not a simulated heuristic"):
+        cs.make_policy(inst, "exact")
+
+
+def test_heuristics_stop_at_the_deadline_without_a_schedule():
+    """A simulation cut by the deadline returns no schedule and status time_limit."""
+    inst = generate("paper", 0, iteration_scale=0.02)
+    for name in ("pda", "grouper", "fair_share"):
+        entry = next(m for m in methods(FAMILY) if m.name == name)
+        out = entry.run(inst, Deadline.after(0.05))
+        assert out.schedule is None and out.status is SolveStatus.TIME_LIMIT, name
+        assert out.info["stopped"].startswith("deadline: flow simulation stopped")
+
+
+def test_lower_bound_cut_cap_returns_a_valid_bound():
+    """The cut loop stopped by its round cap (or the deadline) returns the bound it has, with
+    status time_limit, never an exception (it raised RuntimeError after 200 rounds)."""
+    inst = generate("small", 0)
+    full = cs.solve_lp_primal(inst)
+    assert full.status is SolveStatus.OPTIMAL and full.rounds > 2
+    capped = cs.solve_lp_primal(inst, max_rounds=1)
+    assert capped.status is SolveStatus.TIME_LIMIT and "cut cap" in capped.stopped
+    assert cs.chain_bound(inst) - 1e-9 <= capped.value <= full.value + 1e-9
+    expired = cs.lower_bound(inst, deadline=Deadline(0.0))
+    assert expired.status is SolveStatus.TIME_LIMIT
+    assert expired.lower_bound == pytest.approx(cs.chain_bound(inst))
+    assert expired.info["stopped"].startswith("deadline")
+    assert solve(inst, "lower_bound").lower_bound == pytest.approx(full.value)
+
+
+def test_exact_size_guard_and_deadline():
+    """Model F too big for the time left is not built (time_limit at once); at paper scale the MILP
+    runs, its order's simulation is cut by the deadline and F's bound is kept."""
+    big = generate("paper", 0, scenario="simulation", cojobs=40)
+    out = cs.exact(big, deadline=Deadline.after(0.5))
+    assert out.status is SolveStatus.TIME_LIMIT and out.info["stopped"].startswith("size guard")
+    assert out.model_objective is None
+    inst = generate("paper", 0)
+    out = cs.exact(inst, deadline=Deadline.after(2.0))
+    assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
+    assert out.model_objective is None
+    lb = solve(inst, "lower_bound").lower_bound
+    if out.lower_bound is not None:                               # F's dual bound >= LP*'s
+        assert out.lower_bound >= lb - 1e-6 * lb
+
+
 def test_online_grouper_does_not_use_survivors():
     """Online loads count every alive job in every remaining stage; offline only the survivors."""
     inst = generate("small", 2, max_jobs=4)
     online = cs.Grouper(inst)
-    offline = cs.Grouper(inst, offline=True)
+    offline = cs.Grouper(inst, cs.GrouperParams(loads="offline"))
     from optsched.simulate.flows import Simulator
     sim = Simulator(inst, online)
     sim._admit_arrivals()
@@ -209,7 +282,7 @@ def test_baraat_fifo_with_limited_multiplexing():
     policy = cs.Baraat(inst)
     assert policy.theta == pytest.approx(2.5)
     assert simulate(inst, policy).S == [[pytest.approx(5.0)], [pytest.approx(5.0)]]
-    plain = cs.Baraat(inst, theta=100.0)
+    plain = cs.Baraat(inst, cs.BaraatParams(theta=100.0))
     assert simulate(inst, plain).S == [[pytest.approx(4.0)], [pytest.approx(5.0)]]
 
 
