@@ -34,7 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from optsched.tolerance import at_least, at_most, close, covers
-from optsched.problems.fields import (Reader, Validated, as_float, as_int, as_list, fail, infeasible,
+from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, infeasible,
                                       readonly)
 
 FAMILY = "cojob_network"
@@ -60,6 +60,13 @@ class Job:
     flows: tuple[tuple[int, int, float], ...]
     compute: float = 0.0
 
+    def __post_init__(self) -> None:
+        """Normalisation only: lists become tuples (so a Job is hashable). The checks need the
+        machine count and the job's path, so :class:`Instance` runs them."""
+        flows = _tuples(self.flows, depth=2)
+        if flows is not self.flows:
+            object.__setattr__(self, "flows", flows)
+
     def to_dict(self) -> dict:
         d = {"stages": self.stages, "flows": [[s, t, x] for s, t, x in self.flows]}
         if self.compute:
@@ -75,6 +82,13 @@ class Cojob:
     iterations: tuple[int, ...]
     jobs: tuple[Job, ...]
     model: str = ""
+
+    def __post_init__(self) -> None:
+        """Normalisation only (lists become tuples); :class:`Instance` checks the values."""
+        for key in ("iterations", "jobs"):
+            value = getattr(self, key)
+            if _tuples(value) is not value:
+                object.__setattr__(self, key, _tuples(value))
 
     @property
     def n_stages(self) -> int:
@@ -97,10 +111,11 @@ class Cojob:
 
 
 @dataclass(frozen=True)
-class Instance(Validated):
+class Instance:
     """A Grouper instance: ``machines`` = P, port ``capacity`` and the cojobs.
 
-    Stages are ``(g, k)`` with 0-based ``g`` and ``k`` (the paper's ``M_{g,k+1}``).
+    Stages are ``(g, k)`` with 0-based ``g`` and ``k`` (the paper's ``M_{g,k+1}``). Every instance,
+    loaded from JSON or built in Python, is validated on construction (:meth:`__post_init__`).
     """
 
     machines: int
@@ -109,6 +124,21 @@ class Instance(Validated):
     name: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Validate (DESIGN.md, "Instance JSON"): wrong type, negative size, index out of range or
+        inconsistent dimensions raise InvalidInstance naming the field, e.g.
+        ``instance.cojobs[0].jobs[1].flows[2][1]: must be <= 1, got 2``."""
+        if _tuples(self.cojobs) is not self.cojobs:
+            object.__setattr__(self, "cojobs", _tuples(self.cojobs))
+        machines = as_int(self.machines, "instance.machines", min=1)
+        as_float(self.capacity, "instance.capacity", positive=True)
+        if not isinstance(self.name, str):
+            fail("instance.name", f"must be a string, got {type(self.name).__name__}")
+        cojobs = _sequence(self.cojobs, "instance.cojobs", Cojob)
+        if not cojobs:
+            fail("instance.cojobs", "must not be empty")
+        for g, cojob in enumerate(cojobs):
+            _validate_cojob(cojob, f"instance.cojobs[{g}]", machines)
 
     @property
     def n_ports(self) -> int:
@@ -139,16 +169,14 @@ class Instance(Validated):
 
     @classmethod
     def from_dict(cls, data) -> "Instance":
+        """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
+        are checked by the constructor."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
-        machines = r.int("machines", min=1)
-        capacity = r.float("capacity", positive=True, default=1.0)
-        cojobs = tuple(_read_cojob(cr, machines)
-                       for cr in r.objects("cojobs", ("arrival", "iterations", "jobs"), ("model",)))
-        inst = object.__new__(cls)
-        for key, value in (("machines", machines), ("cojobs", cojobs), ("capacity", capacity),
-                           ("name", r.str("name") if r.has("name") else "")):
-            object.__setattr__(inst, key, value)
-        return inst
+        machines = r.int("machines")
+        capacity = r.float("capacity", default=1.0)
+        cojobs = tuple(_read_cojob(cr) for cr in r.objects(
+            "cojobs", ("arrival", "iterations", "jobs"), ("model",), nonempty=False))
+        return cls(machines, cojobs, capacity, r.str("name") if r.has("name") else "")
 
 
 def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
@@ -164,39 +192,87 @@ def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
     return load / instance.capacity
 
 
-def _read_cojob(r: Reader, machines: int) -> Cojob:
-    arrival = r.float("arrival", min=0.0)
-    iterations = r.ints("iterations", min=1)
-    if not iterations:
-        fail(r.path("iterations"), "must not be empty")
-    for k in range(1, len(iterations)):
-        if iterations[k] <= iterations[k - 1]:
-            fail(f"{r.path('iterations')}[{k}]",
-                 f"cumulative iterations must increase, got {iterations[k]} after {iterations[k - 1]}")
-    jobs = tuple(_read_job(jr, machines, len(iterations))
-                 for jr in r.objects("jobs", ("stages", "flows"), ("compute",)))
-    if max(j.stages for j in jobs) != len(iterations):
-        fail(r.path("jobs"), f"no job runs the last stage {len(iterations)} (max stages "
-                             f"{max(j.stages for j in jobs)})")
-    model = r.str("model") if r.has("model") else ""
-    return Cojob(arrival, iterations, jobs, model)
+def _read_cojob(r: Reader) -> Cojob:
+    jobs = tuple(_read_job(jr) for jr in r.objects("jobs", ("stages", "flows"), ("compute",),
+                                                  nonempty=False))
+    return Cojob(r.float("arrival"), r.ints("iterations"), jobs,
+                 r.str("model") if r.has("model") else "")
 
 
-def _read_job(r: Reader, machines: int, n_stages: int) -> Job:
-    stages = r.int("stages", min=1, max=n_stages)
-    rows = r.list("flows", nonempty=True)
-    flows, seen = [], set()
-    for i, row in enumerate(rows):
+def _read_job(r: Reader) -> Job:
+    flows = []
+    for i, row in enumerate(r.list("flows")):
         where = f"{r.path('flows')}[{i}]"
         row = as_list(row, where, length=3)
-        s = as_int(row[0], f"{where}[0]", min=0, max=machines - 1)
-        d = as_int(row[1], f"{where}[1]", min=0, max=machines - 1)
-        x = as_float(row[2], f"{where}[2]", positive=True)
+        flows.append((as_int(row[0], f"{where}[0]"), as_int(row[1], f"{where}[1]"),
+                      as_float(row[2], f"{where}[2]")))
+    return Job(r.int("stages"), tuple(flows), r.float("compute", default=0.0))
+
+
+def _tuples(value, depth: int = 1):
+    """``value`` with lists turned into tuples down to ``depth`` levels (the same object when
+    there is nothing to convert; anything else is left for the checks to name)."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    if type(value) is tuple and (depth == 1 or all(type(v) is tuple for v in value)) and depth <= 2:
+        return value                    # the common case, fast: already tuples
+    items = [_tuples(v, depth - 1) if depth > 1 else v for v in value]
+    if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)):
+        return value
+    return tuple(items)
+
+
+def _sequence(value, where: str, kind: type | None = None) -> tuple:
+    """``value`` must be a tuple (of ``kind``): the shape check of a field built in Python."""
+    if not isinstance(value, tuple):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if kind is not None:
+        for i, item in enumerate(value):
+            if not isinstance(item, kind):
+                fail(f"{where}[{i}]", f"must be a {kind.__name__}, got {type(item).__name__}")
+    return value
+
+
+def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
+    as_float(cojob.arrival, f"{where}.arrival", min=0.0)
+    iterations = _sequence(cojob.iterations, f"{where}.iterations")
+    if not iterations:
+        fail(f"{where}.iterations", "must not be empty")
+    for k, n in enumerate(iterations):
+        as_int(n, f"{where}.iterations[{k}]", min=1)
+        if k and n <= iterations[k - 1]:
+            fail(f"{where}.iterations[{k}]",
+                 f"cumulative iterations must increase, got {n} after {iterations[k - 1]}")
+    jobs = _sequence(cojob.jobs, f"{where}.jobs", Job)
+    if not jobs:
+        fail(f"{where}.jobs", "must not be empty")
+    for j, job in enumerate(jobs):
+        _validate_job(job, f"{where}.jobs[{j}]", machines, len(iterations))
+    if max(j.stages for j in jobs) != len(iterations):
+        fail(f"{where}.jobs", f"no job runs the last stage {len(iterations)} (max stages "
+                              f"{max(j.stages for j in jobs)})")
+    if not isinstance(cojob.model, str):
+        fail(f"{where}.model", f"must be a string, got {type(cojob.model).__name__}")
+
+
+def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
+    as_int(job.stages, f"{where}.stages", min=1, max=n_stages)
+    flows = _sequence(job.flows, f"{where}.flows")
+    if not flows:
+        fail(f"{where}.flows", "must not be empty")
+    seen = set()
+    for i, row in enumerate(flows):
+        at = f"{where}.flows[{i}]"
+        row = _sequence(row, at)
+        if len(row) != 3:
+            fail(at, f"must have 3 entries, got {len(row)}")
+        s = as_int(row[0], f"{at}[0]", min=0, max=machines - 1)
+        d = as_int(row[1], f"{at}[1]", min=0, max=machines - 1)
+        as_float(row[2], f"{at}[2]", positive=True)
         if (s, d) in seen:
-            fail(where, f"duplicate flow {s}->{d}")
+            fail(at, f"duplicate flow {s}->{d}")
         seen.add((s, d))
-        flows.append((s, d, x))
-    return Job(stages, tuple(flows), r.float("compute", min=0.0, default=0.0))
+    as_float(job.compute, f"{where}.compute", min=0.0)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -211,6 +287,12 @@ class Segment:
     t0: float
     t1: float
     rates: tuple[tuple[int, int, int, int, float], ...]
+
+    def __post_init__(self) -> None:
+        """Normalisation only (lists become tuples); :class:`Schedule` checks the shape."""
+        rates = _tuples(self.rates, depth=2)
+        if rates is not self.rates:
+            object.__setattr__(self, "rates", rates)
 
 
 @dataclass(frozen=True)
@@ -235,6 +317,32 @@ class Schedule:
     policy: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Shape and type checks (lists become tuples): nested ``starts`` of numbers, ``order`` of
+        index pairs, ``segments`` of :class:`Segment` whose rates have 5 entries. Values (finite,
+        non-negative, feasible) are :func:`verify`'s job, so it can name the equation at fault."""
+        for key, depth in (("starts", 3), ("segments", 1), ("order", 2)):
+            value = getattr(self, key)
+            if _tuples(value, depth) is not value:
+                object.__setattr__(self, key, _tuples(value, depth))
+        for g, jobs in enumerate(_sequence(self.starts, "schedule.starts")):
+            for j, row in enumerate(_sequence(jobs, f"schedule.starts[{g}]")):
+                for k, t in enumerate(_sequence(row, f"schedule.starts[{g}][{j}]")):
+                    _number(t, f"schedule.starts[{g}][{j}][{k}]")
+        for i, a in enumerate(_sequence(self.order, "schedule.order")):
+            if len(_sequence(a, f"schedule.order[{i}]")) != 2:
+                fail(f"schedule.order[{i}]", f"must have 2 entries, got {len(a)}")
+            for q, v in enumerate(a):
+                as_int(v, f"schedule.order[{i}][{q}]")
+        for n, seg in enumerate(_sequence(self.segments, "schedule.segments", Segment)):
+            _number(seg.t0, f"schedule.segments[{n}][0]")
+            _number(seg.t1, f"schedule.segments[{n}][1]")
+            for q, x in enumerate(_sequence(seg.rates, f"schedule.segments[{n}][2]")):
+                if type(x) is not tuple or len(x) != 5:
+                    fail(f"schedule.segments[{n}][2][{q}]", f"must have 5 entries, got {x!r}")
+        if not isinstance(self.policy, str):
+            fail("schedule.policy", f"must be a string, got {type(self.policy).__name__}")
+
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION, "policy": self.policy,
                 "order": [list(a) for a in self.order],
@@ -245,8 +353,7 @@ class Schedule:
     def from_dict(cls, data) -> "Schedule":
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("starts", "segments"), ("order", "policy"),
                        what="schedule")
-        order = tuple(tuple(as_int(v, f"schedule.order[{i}][{q}]", min=0)
-                            for q, v in enumerate(as_list(a, f"schedule.order[{i}]", length=2)))
+        order = tuple(_read_pair(a, f"schedule.order[{i}]")
                       for i, a in enumerate(r.list("order") if r.has("order") else []))
         starts = tuple(
             tuple(tuple(as_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
@@ -259,6 +366,17 @@ class Schedule:
         return cls(starts, segments, order, policy)
 
 
+def _number(value, where: str) -> None:
+    """A number (int or float, not bool); NaN and infinity pass here and fail in :func:`verify`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        fail(where, f"must be a number, got {value!r}")
+
+
+def _read_pair(row, where: str) -> tuple[int, int]:
+    a, b = as_list(row, where, length=2)
+    return as_int(a, f"{where}[0]", min=0), as_int(b, f"{where}[1]", min=0)
+
+
 def _read_segment(row, where: str) -> Segment:
     row = as_list(row, where, length=3)
     t0 = as_float(row[0], f"{where}[0]", min=0.0)
@@ -266,8 +384,8 @@ def _read_segment(row, where: str) -> Segment:
     rates = []
     for q, x in enumerate(as_list(row[2], f"{where}[2]")):
         x = as_list(x, f"{where}[2][{q}]", length=5)
-        ids = tuple(as_int(v, f"{where}[2][{q}][{n}]", min=0) for n, v in enumerate(x[:4]))
-        rates.append((*ids, as_float(x[4], f"{where}[2][{q}][4]")))
+        g, j, i, f = (as_int(v, f"{where}[2][{q}][{n}]", min=0) for n, v in enumerate(x[:4]))
+        rates.append((g, j, i, f, as_float(x[4], f"{where}[2][{q}][4]")))
     return Segment(t0, t1, tuple(rates))
 
 
@@ -328,10 +446,12 @@ def completion_times(instance: Instance, schedule: Schedule, finish: dict) -> li
 
 def _coflow_done(instance: Instance, finish: dict, g: int, j: int, i: int) -> float:
     flows = instance.cojobs[g].jobs[j].flows
-    done = [finish.get((g, j, i, f)) for f in range(len(flows))]
-    if any(t is None for t in done):
-        f = done.index(None)
-        infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
+    done: list[float] = []
+    for f in range(len(flows)):
+        t = finish.get((g, j, i, f))
+        if t is None:
+            infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
+        done.append(t)
     return max(done)
 
 
@@ -352,7 +472,9 @@ def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
 
 def _integrate(instance: Instance, schedule: Schedule):
     """Per flow instance: first time with positive rate, last such end time, bytes sent."""
-    first, finish, sent = {}, {}, {}
+    first: dict[tuple[int, int, int, int], float] = {}
+    finish: dict[tuple[int, int, int, int], float] = {}
+    sent: dict[tuple[int, int, int, int], float] = {}
     last_end = 0.0
     for n, seg in enumerate(schedule.segments):
         if not (math.isfinite(seg.t0) and math.isfinite(seg.t1)):

@@ -103,7 +103,7 @@ def _random_flows(rng, machines: int, density: float, max_size: int):
 def ps_flows(workers, servers, model_mb: float) -> tuple:
     """PS-architecture coflow (spec Sec. 3.2): each worker pushes Theta/V to every PS and pulls it
     back; flows between a worker and a PS on the same host are dropped (keep_local=False)."""
-    flows = {}
+    flows: dict[tuple[int, int], float] = {}
     share = model_mb / len(servers)
     for w in workers:
         for s in servers:
