@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pyomo.environ as pyo
 
 from optsched.problems.edge_cloud import Instance, Run, Schedule
+from optsched.tolerance import slack
 
 
 # ---------------------------------------------------------------- bounds shared by the builders
@@ -56,7 +57,8 @@ def deadlines(instance: Instance, upper_bound: float) -> list[int]:
     ``upper_bound``: ``c_j <= a_j + UB - sum_{k != j} LB_k`` (digest §3.3, valid tightening)."""
     lbs = [min_flow(instance, j) for j in range(len(instance.jobs))]
     total = sum(lbs)
-    return [job.arrival + int(math.floor(upper_bound + 1e-9)) - (total - lbs[j])
+    ub = math.floor(upper_bound + slack(upper_bound))  # flows are integers; never round UB down
+    return [job.arrival + ub - (total - lbs[j])
             for j, job in enumerate(instance.jobs)]
 
 

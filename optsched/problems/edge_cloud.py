@@ -15,8 +15,10 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 
 - slots are integers ``t >= 1``; a job runs in the contiguous slots ``h_j..c_j`` (inclusive) with a
   constant worker count ``n_js`` on every server and one PS on one server ((2b)-(2d), (2j), (2k));
-- (2e) holds iff the job's worker-slots ``N_j (c_j - h_j + 1)`` reach ``R^xi_j = ceil(Q_j / p^xi_j)``
-  (worker-slots are integers), with ``xi_j = 1`` exactly when all workers sit on the PS's server;
+- (2e) holds iff the mini-batches trained, ``float(N_j (c_j - h_j + 1)) * p^xi_j``, cover ``Q_j`` within
+  the one tolerance policy (:func:`optsched.tolerance.covers`), with ``xi_j = 1`` exactly when all
+  workers sit on the PS's server; equivalently (worker-slots are integers) ``N_j (c_j - h_j + 1) >=
+  R^xi_j = slots_needed(Q_j, p^xi_j)``, the least integer that covers ``Q_j`` with that very product;
 - (2i) server ``s`` (workers or PS) is usable only from slot ``a_j + Delta_js`` on;
 - objective (2): total flow time ``sum_j (c_j - a_j)`` (the paper calls it completion time).
 
@@ -27,7 +29,6 @@ baselines (which break (2c)/(2d) by design) use several and are checked by
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,10 +36,10 @@ from functools import cached_property
 import numpy as np
 
 from optsched.problems.fields import Reader, Validated, as_int, as_list, fail, infeasible, readonly
+from optsched.tolerance import covers, slots_needed
 
 FAMILY = "edge_cloud"
 FORMAT_VERSION = 1
-TOL = 1e-6
 SLOT_SECONDS = 3600.0
 
 JOB_FIELDS = ("arrival", "worker_type", "ps_type", "epochs", "chunks", "minibatches",
@@ -46,9 +47,11 @@ JOB_FIELDS = ("arrival", "worker_type", "ps_type", "epochs", "chunks", "minibatc
 
 
 def required_worker_slots(work: float, per_batch: float) -> int:
-    """``ceil(work * per_batch)`` with a relative tolerance, so float noise never adds a slot."""
-    x = work * per_batch
-    return max(1, math.ceil(x - 1e-9 * max(1.0, x)))
+    """``R = ceil(work * per_batch)`` under the tolerance policy: the least integer number of
+    worker-slots ``d`` with ``covers(d * (1 / per_batch), work)``
+    (:func:`optsched.tolerance.slots_needed`), i.e. exactly the fewest worker-slots that
+    :func:`verify`'s (2e) accepts (it forms the same product ``d * (1.0 / per_batch)``)."""
+    return slots_needed(work, 1.0 / per_batch)
 
 
 @dataclass(frozen=True)
@@ -83,8 +86,13 @@ class Job:
         """Slots per mini-batch of one worker, ``1 / p^xi_j`` (eq. (1))."""
         return self.compute + self.update + (0.0 if xi else self.comm)
 
+    def rate(self, xi: int) -> float:
+        """``p^xi_j = 1 / per_batch(xi)``: mini-batches one worker trains per slot (eq. (1))."""
+        return 1.0 / self.per_batch(xi)
+
     def required(self, xi: int) -> int:
-        """``R^xi_j``: worker-slots needed to finish (exact integer form of (2e))."""
+        """``R^xi_j``: worker-slots needed to finish (exact integer form of (2e)): the least ``d``
+        with ``covers(d * p^xi_j, Q_j)``."""
         return required_worker_slots(self.work, self.per_batch(xi))
 
     def to_dict(self) -> dict:
@@ -281,10 +289,14 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         _check_run(instance, j, run, respect_delay=True)
         job = instance.jobs[j]
         xi = int(run.colocated)
-        need = job.required(xi)
-        if run.n_workers * run.length < need:  # (2e) with xi = actual co-location (2f)
-            infeasible(f"(2e) job {j}: {run.n_workers} workers x {run.length} slots = "
-                        f"{run.n_workers * run.length} worker-slots < {need} needed (xi={xi})")
+        # (2e) with xi = actual co-location (2f): (worker-slots) * p^xi covers Q_j; the product is
+        # formed as int * float, exactly as tolerance.slots_needed forms d * per_slot
+        slots = run.n_workers * run.length
+        rate = 1.0 / (job.compute + job.update + (0.0 if xi else job.comm))
+        done = slots * rate
+        if not covers(done, job.work):
+            infeasible(f"(2e) job {j}: {run.n_workers} workers x {run.length} slots = {slots} "
+                       f"worker-slots train {done:.9g} mini-batches < {job.work} needed (xi={xi})")
     _check_capacity(instance, schedule)
     return float(sum(runs[0].end - job.arrival for runs, job in zip(schedule.runs, instance.jobs)))
 
@@ -307,8 +319,8 @@ def verify_preemptive(instance: Instance, schedule: Schedule, *, overhead: float
             if k and run.start <= runs[k - 1].end:
                 infeasible(f"(2c) job {j}: runs {k - 1} and {k} overlap or are out of order")
             slots = max(0.0, run.length - (overhead if k else 0.0))
-            done += run.n_workers * slots / job.per_batch(int(run.colocated))
-        if done < job.work * (1 - TOL):
+            done += run.n_workers * slots * job.rate(int(run.colocated))
+        if not covers(done, job.work):
             infeasible(f"(2e) job {j}: trains {done:.6g} mini-batches < {job.work} needed")
     _check_capacity(instance, schedule)
     return float(sum(max(r.end for r in runs) - job.arrival

@@ -16,18 +16,59 @@ from optsched.solvers.edge_cloud import algorithm as alg
 from optsched.solvers.edge_cloud.baselines import fifo
 from optsched.solvers.highs import relax_integrality, solve_model
 from optsched.solvers.online import BatchResult, doubling_rounds, next_window
+from optsched.tolerance import at_most
 
 LP_SIZE_LIMIT = 60_000  # job x server x slot cells above which lower_bound skips the LP
 
 
 def incumbent(instance: Instance) -> tuple[Schedule, float]:
-    """The best of FIFO and A_online (rule "model") by verified total flow: the UB for deadlines."""
+    """The best of FIFO, A_online (rule "model") and a one-job-at-a-time schedule by verified total
+    flow: the UB for deadlines. FIFO places every job co-located, so it is run only when each job
+    has a server with both a type-u_j worker and a type-v_j PS slot (else it never finishes);
+    A_online may leave a job unscheduled after its round cap; :func:`serial_schedule` always
+    exists, so every valid instance gets an upper bound."""
+    candidates = [serial_schedule(instance)]
+    if all(_colocatable(instance, job) for job in instance.jobs):
+        candidates.append(fifo(instance))
+    try:
+        candidates.append(alg.a_online(instance, alg.MODEL)[0])
+    except RuntimeError:  # a job unscheduled after max_rounds: keep the others
+        pass
     best = None
-    for sched in (fifo(instance), alg.a_online(instance, alg.MODEL)[0]):
+    for sched in candidates:
         value = verify(instance, sched)
         if best is None or value < best[1]:
             best = (sched, value)
     return best
+
+
+def _colocatable(instance: Instance, job) -> bool:
+    return any(w[job.worker_type] and p[job.ps_type] for w, p in zip(instance.workers, instance.ps))
+
+
+def serial_schedule(instance: Instance) -> Schedule:
+    """A trivially feasible schedule: jobs in arrival order, one at a time, each with one worker and
+    its PS, run for the minimal length, on the placement that ends first among: co-located on a
+    server with both slot types, or worker and PS each on its earliest-ready server. Never two jobs
+    in one slot, so (2g)/(2h) hold whenever a capacity is >= 1. O(J S)."""
+    runs: dict[int, Run] = {}
+    free = 1  # first slot no job occupies
+    S = range(instance.n_servers)
+    for j in sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j)):
+        job = instance.jobs[j]
+        ws = min((s for s in S if instance.workers[s][job.worker_type]), key=lambda s: job.delay[s])
+        ps = min((s for s in S if instance.ps[s][job.ps_type]), key=lambda s: job.delay[s])
+        start = max(free, job.arrival + max(job.delay[ws], job.delay[ps]))
+        best = Run(start, start + job.required(int(ws == ps)) - 1, ps, ((ws, 1),))
+        for s in S:
+            if instance.workers[s][job.worker_type] and instance.ps[s][job.ps_type]:
+                start = max(free, job.arrival + job.delay[s])
+                end = start + job.required(1) - 1
+                if end < best.end:
+                    best = Run(start, end, s, ((s, 1),))
+        runs[j] = best
+        free = best.end + 1
+    return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
 def trivial_bound(instance: Instance) -> float:
@@ -47,7 +88,7 @@ def exact(instance: Instance, *, time_limit: float | None = None, seed: int = 0)
     info = {**rep.info, "upper_bound_heuristic": ub, "horizon": max(dl),
             "n_vars": model.nvariables(), "n_cons": model.nconstraints()}
     lb = max(rep.bound, trivial_bound(instance)) if rep.bound is not None else trivial_bound(instance)
-    if rep.has_solution and rep.objective <= ub + 1e-9:
+    if rep.has_solution and at_most(rep.objective, ub):
         sched = extract_schedule(instance, model)
         info["model_objective"] = rep.objective
         info["incumbent"] = "milp"
@@ -185,4 +226,4 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
 
 
 __all__ = ["a_online_exact_oracle", "batch_lp_bound", "column_cost", "exact", "incumbent", "lower_bound", "price_column",
-           "round_dual", "trivial_bound"]
+           "round_dual", "serial_schedule", "trivial_bound"]

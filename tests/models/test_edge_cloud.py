@@ -4,6 +4,7 @@ column generation = LP over all enumerated columns; A_maxsche <= OPT(3) (digest 
 from __future__ import annotations
 
 import importlib.util
+import math
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from optsched.models.edge_cloud import (
     build_batch, build_dual, build_exact, build_packing, deadlines, enumerate_columns,
     extract_batch, extract_schedule,
 )
-from optsched.problems.edge_cloud import Schedule, verify
+from optsched.io import load_instance, load_schedule
+from optsched.problems.edge_cloud import Instance, Job, Schedule, verify
 from optsched.registry import solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
@@ -39,6 +41,86 @@ def test_exact_equals_brute_force(seed):
     _, ub = incumbent(inst)
     assert res.objective == brute.brute_force(inst, ub)
     assert res.lower_bound <= res.objective + 1e-6
+
+
+# ------------------------------------------------------------------ hand-made instances (issue 13)
+COMM = 1000 * 3600 / 16  # grad_mb giving 2 k / B = 1 slot at 1000 Mbps
+
+
+def _job(arrival=1, compute=0.5, comm=0.0, delay=(0,), chunks=1, epochs=1, minibatches=1, update=0.0,
+         wtype=0, ptype=0):
+    return Job(arrival=arrival, worker_type=wtype, ps_type=ptype, epochs=epochs, chunks=chunks,
+               minibatches=minibatches, compute=compute, update=update, grad_mb=comm * COMM,
+               bandwidth=1000.0, delay=tuple(delay))
+
+
+# name -> (instance, optimum computed by hand); all outside the generator's distribution
+HAND_MADE = {
+    # jobs 100x faster than another (0.01 vs 1.0 slot per mini-batch), one edge server + a cloud
+    # with 100x its capacity behind a 3-slot delay; distributed costs a full slot per batch.
+    # Job 1 in slot 1, job 2 (R1 = ceil(1.5) = 2) in 2..3, job 0 on the cloud in 4..6: 0 + 1 + 5
+    "speed_100x": (Instance(workers=((1,), (100,)), ps=((1,), (100,)), jobs=(
+        _job(compute=1.0, epochs=3, delay=(0, 3)),
+        _job(compute=0.01, epochs=100, delay=(0, 3)),
+        _job(arrival=2, compute=0.01, epochs=50, comm=1.0, chunks=3, delay=(0, 3)))), 6.0),
+    # three identical jobs, one worker and one PS: exact ties, flows 0 + 1 + 2
+    "exact_ties": (Instance(workers=((1,),), ps=((1,),), jobs=(_job(),) * 3), 3.0),
+    # work met within the tolerance: 1 worker-slot trains 1/1.0000005 = 0.9999995 >= 1 - 1e-6
+    # mini-batches (ceil(Q * per_batch - 1e-9) would need 2); 0.9999995 and the exact 1.0 need 1
+    # too; 1.000002 is outside the tolerance and needs 2 (last): 0 + 1 + 2 + 4
+    "tolerance_edge": (Instance(workers=((1,),), ps=((1,),), jobs=(
+        _job(compute=1.0000005), _job(compute=0.9999995), _job(compute=1.0),
+        _job(compute=1.000002))), 7.0),
+    # the same on the distributed rate with 2 workers (PS only on server 1): Q = 4 at 0.25 +
+    # 0.25000005 slots per batch is met by 2 worker-slots (one slot); at 0.25 + 0.2500011 (2.2e-6
+    # relative over) it needs 3 (two slots): job 0 in slot 1, job 1 in 2..3: 0 + 2
+    "tolerance_edge_distributed": (Instance(workers=((2,), (0,)), ps=((0,), (1,)), jobs=(
+        _job(compute=0.25, comm=0.25000005, chunks=2, minibatches=2, delay=(0, 0)),
+        _job(compute=0.25, comm=0.2500011, chunks=2, minibatches=2, delay=(0, 0)))), 2.0),
+    # a single server with two worker types and two PS types: no placement choice, only timing;
+    # jobs 0 and 1 share the type-0 workers, jobs 1 and 2 the type-0 PS: 0 + 1 + 0
+    "single_server_two_types": (Instance(workers=((2, 1),), ps=((1, 1),), jobs=(
+        _job(compute=0.5, chunks=2, epochs=2, wtype=0, ptype=1),
+        _job(compute=0.5, chunks=2, epochs=2, wtype=0, ptype=0),
+        _job(compute=1.0, wtype=1, ptype=0))), 1.0),
+    # minimal fields: E = D = M = 1, no update, no gradient (R0 = R1), zero delays, a server with
+    # no PS and one with no worker (no co-located placement exists: FIFO cannot schedule it): 0 + 1
+    "minimal_no_colocation": (Instance(workers=((1,), (0,)), ps=((0,), (1,)), jobs=(
+        _job(compute=1.0, delay=(0, 0)), _job(compute=1.0, delay=(0, 0)))), 1.0),
+    # zero-capacity cells and delays: the big server 0 opens late (delay 3), server 1 is ready at
+    # once but has one type-0 worker and no type-1 worker: job 0 co-located on server 1 in 1..2,
+    # job 1 on server 0 in slot 4: 1 + 3
+    "zero_capacity_cells": (Instance(workers=((2, 2), (1, 0)), ps=((1, 1), (1, 1)), jobs=(
+        _job(compute=0.5, chunks=2, epochs=2, delay=(3, 0)),
+        _job(compute=0.5, chunks=2, epochs=2, delay=(3, 0), wtype=1, ptype=1))), 4.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_MADE))
+def test_exact_equals_brute_force_hand_made(name):
+    inst, expected = HAND_MADE[name]
+    res = solve(inst, "exact")
+    assert res.status is SolveStatus.OPTIMAL
+    assert res.info["model_objective_agrees"]
+    _, ub = incumbent(inst)
+    assert res.objective == brute.brute_force(inst, ub) == expected
+
+
+def test_tolerance_edge_regression(data):
+    """Issue 13: job 0 trains Q = 4 mini-batches at 0.50000005 slots each; 2 worker-slots train
+    3.9999996 >= 4 - 4e-6, so verify accepts one slot of 2 workers, but the old rounding
+    ``ceil(Q * per_batch - 1e-9 * x)`` asked for 3 worker-slots (2 slots) and made the optimum 2
+    instead of 1. The model now derives R with tolerance.slots_needed, as verify checks it."""
+    inst = load_instance(data / "edge_cloud" / "tolerance_edge.json")
+    better = load_schedule(data / "edge_cloud" / "tolerance_edge_schedule.json")
+    x = inst.jobs[0].work * inst.jobs[0].per_batch(1)
+    assert math.ceil(x - 1e-9 * x) == 3 and inst.jobs[0].required(1) == 2   # the old vs the new R
+    assert verify(inst, better) == 1.0
+    res = solve(inst, "exact")
+    assert res.status is SolveStatus.OPTIMAL and res.info["model_objective_agrees"]
+    assert res.objective == verify(inst, better) == 1.0
+    _, ub = incumbent(inst)
+    assert brute.brute_force(inst, ub) == 1.0
 
 
 def test_exact_model_is_sparse_and_extracts_a_verified_schedule():

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.io import dumps, instance_from_dict, load_instance, schedule_from_dict
@@ -34,6 +37,45 @@ def sched(*runs):
 def test_required_worker_slots(inst):
     assert inst.jobs[0].work == 4
     assert (inst.jobs[0].required(1), inst.jobs[0].required(0)) == (2, 4)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(epochs=st.integers(1, 60), chunks=st.integers(1, 4), minibatches=st.integers(1, 60),
+       compute=st.one_of(st.floats(1e-4, 3.0), st.sampled_from([1.0000005, 0.9999995, 0.50000005,
+                                                                  1 / 3, 0.1])),
+       comm=st.sampled_from([0.0, 0.25, 1 / 3, 0.2500011]), xi=st.integers(0, 1))
+def test_required_is_the_least_worker_slot_count_verify_accepts(epochs, chunks, minibatches,
+                                                                 compute, comm, xi):
+    """Issue 13: R^xi (what the model and the algorithms use) is exactly the fewest worker-slots
+    verify's (2e) accepts: one worker for R slots verifies, for R - 1 slots it does not."""
+    j = Job(arrival=1, worker_type=0, ps_type=0, epochs=epochs, chunks=chunks,
+            minibatches=minibatches, compute=compute, update=0.0, grad_mb=comm * COMM_HALF * 2,
+            bandwidth=1000.0, delay=(0, 0))
+    one = Instance(workers=((1,), (1,)), ps=((1,), (1,)), jobs=(j,))
+    R = j.required(xi)
+    ps = 0 if xi else 1
+
+    def run(length):
+        return Schedule.single([Run(1, length, ps, ((0, 1),))])
+
+    assert verify(one, run(R)) == R - 1
+    if R > 1:
+        with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
+            verify(one, run(R - 1))
+
+
+def test_verify_2e_tolerance_edge(inst):
+    """(2e) accepts work met within the relative tolerance 1e-6 and rejects it beyond."""
+    near = replace(inst.jobs[0], compute=0.50000005, grad_mb=0.0)      # 2 x 1.9999998 >= 4 - 4e-6
+    far = replace(inst.jobs[0], compute=0.500003, grad_mb=0.0)         # 2 x 1.999988 < 4 - 4e-6
+    s = sched(Run(2, 2, 0, ((0, 2),)), Run(3, 3, 0, ((0, 2),)))
+    assert verify(replace(inst, jobs=(near, inst.jobs[1])), s) == 1 + 1
+    with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
+        verify(replace(inst, jobs=(far, inst.jobs[1])), s)
+    # the same edge under verify_preemptive (one run each)
+    assert verify_preemptive(replace(inst, jobs=(near, inst.jobs[1])), s) == 1 + 1
+    with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
+        verify_preemptive(replace(inst, jobs=(far, inst.jobs[1])), s)
 
 
 def test_worked_example_objective(inst):
