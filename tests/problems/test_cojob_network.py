@@ -50,6 +50,33 @@ def test_python_built_instances_are_validated():
         replace(inst, machines=0)
 
 
+def test_constructor_validates_with_json_messages_and_normalises_lists():
+    """Validation runs in __post_init__ (issue 10): a Python-built instance gets the message a JSON
+    document gets; lists become tuples (hashable, equal to the loaded instance)."""
+    from optsched.problems.cojob_network import Cojob, Job
+    built = Instance(2, [Cojob(0.0, [1], [Job(1, [[0, 1, 2.0]])])])
+    assert isinstance(built.cojobs[0].jobs[0].flows[0], tuple) and hash(built)
+    assert Instance.from_dict(built.to_dict()) == built
+    with pytest.raises(InvalidInstance, match=r"^instance.cojobs\[0\].jobs\[0\].flows\[0\]\[1\]: "
+                                              r"must be <= 1, got 2$"):
+        Instance(2, (Cojob(0.0, (1,), (Job(1, ((0, 2, 1.0),)),)),))
+    with pytest.raises(InvalidInstance, match=r"^instance.cojobs\[0\].jobs\[0\]: must be a Job"):
+        Instance(2, (Cojob(0.0, (1,), ({"stages": 1},)),))
+    with pytest.raises(InvalidInstance, match=r"^instance.capacity: must be > 0"):
+        Instance(2, built.cojobs, capacity=0.0)
+
+
+def test_schedule_shape_checked_on_construction():
+    with pytest.raises(InvalidInstance, match=r"^schedule.segments\[0\]\[2\]\[0\]: must have 5"):
+        Schedule((((0.0,),),), (Segment(0.0, 1.0, ((0, 0, 1),)),))
+    with pytest.raises(InvalidInstance, match=r"^schedule.starts\[0\]\[0\]\[0\]: must be a number"):
+        Schedule(((("0",),),), ())
+    with pytest.raises(InvalidInstance, match=r"^schedule.order\[0\]: must have 2 entries"):
+        Schedule((), (), ((0, 1, 2),))
+    listed = Schedule([[[0.0]]], [Segment(0.0, 1.0, [[0, 0, 1, 0, 1.0]])], [[0, 0]])
+    assert listed == Schedule((((0.0,),),), (Segment(0.0, 1.0, ((0, 0, 1, 0, 1.0),)),), ((0, 0),))
+
+
 def test_schedule_round_trip(data):
     inst = _mixed(data)
     sched = schedule_of(simulate(inst, FairShare()), (), "fair_share")
