@@ -30,14 +30,17 @@ which define the price base lambda = 2 T H R F + 1 of eq. (11).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any, Sequence
 
 import numpy as np
 
 from optsched import tolerance
-from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
+from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible, readonly
 
 FAMILY = "elastic_cluster"
 FORMAT_VERSION = 1
@@ -57,9 +60,12 @@ class NodeType:
     def to_dict(self) -> dict:
         return {"demand": list(self.demand), "bandwidth": self.bandwidth}
 
-    @classmethod
-    def read(cls, r: Reader, n_res: int) -> "NodeType":
-        return cls(r.floats("demand", length=n_res, min=0.0), r.float("bandwidth", positive=True))
+    def checked(self, where: str, n_res: int) -> "NodeType":
+        """This type with its values validated (messages name ``where``, e.g.
+        ``instance.worker_types[1].demand[0]``) and normalised (tuples of floats)."""
+        demand = tuple(as_float(v, f"{where}.demand[{k}]", min=0.0)
+                       for k, v in enumerate(_seq(self.demand, f"{where}.demand", length=n_res)))
+        return NodeType(demand, as_float(self.bandwidth, f"{where}.bandwidth", positive=True))
 
 
 @dataclass(frozen=True)
@@ -87,24 +93,33 @@ class Job:
         d["compute"], d["update"] = list(self.compute), list(self.update)
         return d
 
-    @classmethod
-    def read(cls, r: Reader, n_workers: int, n_update: int) -> "Job":
-        return cls(
-            arrival=r.int("arrival", min=1), weight=r.float("weight", positive=True),
-            epochs=r.int("epochs", min=1), chunks=r.int("chunks", min=1),
-            batches=r.int("batches", min=1),
-            compute=r.floats("compute", length=n_workers, positive=True),
-            update=r.floats("update", length=n_update, min=0.0),
-            grad_size=r.float("grad_size", min=0.0),
+    def checked(self, where: str, n_workers: int, n_update: int) -> "Job":
+        """This job with its values validated (messages name ``where``, e.g.
+        ``instance.jobs[3].weight``) and normalised (ints, floats, tuples)."""
+        return Job(
+            arrival=as_int(self.arrival, f"{where}.arrival", min=1),
+            weight=as_float(self.weight, f"{where}.weight", positive=True),
+            epochs=as_int(self.epochs, f"{where}.epochs", min=1),
+            chunks=as_int(self.chunks, f"{where}.chunks", min=1),
+            batches=as_int(self.batches, f"{where}.batches", min=1),
+            compute=tuple(as_float(v, f"{where}.compute[{k}]", positive=True) for k, v in
+                          enumerate(_seq(self.compute, f"{where}.compute", length=n_workers))),
+            update=tuple(as_float(v, f"{where}.update[{k}]", min=0.0) for k, v in
+                         enumerate(_seq(self.update, f"{where}.update", length=n_update))),
+            grad_size=as_float(self.grad_size, f"{where}.grad_size", min=0.0),
         )
 
 
 @dataclass(frozen=True)
-class Instance(Validated):
+class Instance:
     """An elastic_cluster instance (architecture ``ps`` or ``allreduce``).
 
     ``capacity[h][r]`` = C_h^r; ``worker_types`` / ``ps_types`` (empty for all-reduce); jobs;
     ``horizon`` T and ``weight_ratio`` F for lambda (11); ``comm_factor`` converts pi/b to slots.
+
+    Every instance, loaded from JSON or built in Python, is validated on construction
+    (:meth:`__post_init__`): a wrong type, negative size or inconsistent dimension raises
+    InvalidInstance naming the field, e.g. ``instance.jobs[3].weight: must be > 0, got -1``.
     """
 
     architecture: str
@@ -119,6 +134,43 @@ class Instance(Validated):
     name: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Validate every field (DESIGN.md, "Instance JSON") and normalise it: lists become tuples,
+        numbers the field's type (so a JSON-loaded and a Python-built instance compare equal)."""
+        where = "instance"
+        arch = self.architecture
+        if not isinstance(arch, str):
+            fail(f"{where}.architecture", f"must be a string, got {type(arch).__name__}")
+        if arch not in ARCHITECTURES:
+            fail(f"{where}.architecture", f"must be one of {', '.join(ARCHITECTURES)}, got {arch!r}")
+        resources = _seq(self.resources, f"{where}.resources", nonempty=True)
+        for k, name in enumerate(resources):
+            if not isinstance(name, str):
+                fail(f"{where}.resources[{k}]", f"must be a string, got {name!r}")
+        n_res = len(resources)
+        servers = _seq(self.capacity, f"{where}.capacity", nonempty=True)
+        capacity = tuple(
+            tuple(as_float(v, f"{where}.capacity[{i}][{k}]", min=0.0)
+                  for k, v in enumerate(_seq(row, f"{where}.capacity[{i}]", length=n_res)))
+            for i, row in enumerate(servers))
+        workers = _nodes(self.worker_types, f"{where}.worker_types", n_res, nonempty=True)
+        ps = _nodes(self.ps_types, f"{where}.ps_types", n_res, nonempty=arch == "ps")
+        if arch == "allreduce" and ps:
+            fail(f"{where}.ps_types", "must be empty for architecture 'allreduce'")
+        n_update = len(ps) if arch == "ps" else 1
+        jobs = tuple(_item(job, Job, f"{where}.jobs[{i}]").checked(f"{where}.jobs[{i}]",
+                                                                    len(workers), n_update)
+                     for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True)))
+        _check_types(workers, "worker_types")
+        values = dict(
+            resources=tuple(resources), capacity=capacity, worker_types=workers, ps_types=ps,
+            jobs=jobs, horizon=as_int(self.horizon, f"{where}.horizon", min=1),
+            weight_ratio=as_float(self.weight_ratio, f"{where}.weight_ratio", positive=True),
+            comm_factor=as_float(self.comm_factor, f"{where}.comm_factor", positive=True))
+        if not isinstance(self.name, str):
+            fail(f"{where}.name", f"must be a string, got {type(self.name).__name__}")
+        for key, value in values.items():  # normalisation of the frozen fields
+            object.__setattr__(self, key, value)
 
     # ----------------------------------------------------------------------------- sizes
     @property
@@ -193,10 +245,12 @@ class Instance(Validated):
 
         d = ceil(W_j / (N rho)); for fixed (m, p, q), N is kept only if no smaller N' has
         d' <= d (dominance fact 1; for all-reduce the throughput is not monotone in N, so this is
-        the exact pruning of digest Sec. 3.6). p = -1 for all-reduce.
+        the exact pruning of digest Sec. 3.6). p = -1 for all-reduce. Memoised per instance
+        (:func:`memo`; the list must not be modified).
         """
-        if j in self._configs:
-            return self._configs[j]
+        table = memo(self, "configurations")
+        if j in table:
+            return table[j]
         out = []
         ps_range = range(len(self.ps_types)) if self.is_ps else (-1,)
         for m in range(len(self.worker_types)):
@@ -208,12 +262,8 @@ class Instance(Validated):
                         if d < best:
                             best = d
                             out.append((m, p, q, n, d))
-        self._configs[j] = out
+        table[j] = out
         return out
-
-    @cached_property
-    def _configs(self) -> dict:
-        return {}
 
     @cached_property
     def _norm_demand(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -249,36 +299,72 @@ class Instance(Validated):
         return d
 
     @classmethod
-    def from_dict(cls, data) -> "Instance":
+    def from_dict(cls, data: Any) -> "Instance":
+        """Read the JSON document's fields (unknown or missing keys are errors) and call the
+        constructor, which validates the values."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION,
                        ("architecture", "resources", "capacity", "worker_types", "ps_types", "jobs",
                         "horizon"), ("weight_ratio", "comm_factor", "name"))
-        arch = r.str("architecture", choices=ARCHITECTURES)
-        resources = r.list("resources", nonempty=True)
-        for k, name in enumerate(resources):
-            if not isinstance(name, str):
-                fail(f"instance.resources[{k}]", f"must be a string, got {name!r}")
-        n_res = len(resources)
-        servers = r.list("capacity", nonempty=True)
-        capacity = r.matrix("capacity", (len(servers), n_res), min=0.0)
-        workers = tuple(NodeType.read(t, n_res) for t in r.objects("worker_types", TYPE_FIELDS))
-        ps = tuple(NodeType.read(t, n_res)
-                   for t in r.objects("ps_types", TYPE_FIELDS, nonempty=arch == "ps"))
-        if arch == "allreduce" and ps:
-            fail("instance.ps_types", "must be empty for architecture 'allreduce'")
-        n_update = len(ps) if arch == "ps" else 1
-        jobs = tuple(Job.read(jr, len(workers), n_update) for jr in r.objects("jobs", JOB_FIELDS))
-        _check_types(workers, "worker_types")
-        values = dict(architecture=arch, resources=tuple(resources), capacity=capacity,
-                      worker_types=workers, ps_types=ps, jobs=jobs,
-                      horizon=r.int("horizon", min=1),
-                      weight_ratio=r.float("weight_ratio", positive=True, default=1.0),
-                      comm_factor=r.float("comm_factor", positive=True, default=1.0),
-                      name=r.str("name") if r.has("name") else "")
-        inst = object.__new__(cls)
-        for key, value in values.items():
-            object.__setattr__(inst, key, value)
-        return inst
+
+        def nodes(key: str) -> tuple[NodeType, ...]:
+            return tuple(NodeType(t.data["demand"], t.data["bandwidth"])
+                         for t in r.objects(key, TYPE_FIELDS, nonempty=False))
+
+        jobs = tuple(Job(**{k: jr.data[k] for k in JOB_FIELDS})
+                     for jr in r.objects("jobs", JOB_FIELDS, nonempty=False))
+        return cls(architecture=data["architecture"], resources=data["resources"],
+                   capacity=data["capacity"], worker_types=nodes("worker_types"),
+                   ps_types=nodes("ps_types"), jobs=jobs, horizon=data["horizon"],
+                   weight_ratio=data.get("weight_ratio", 1.0),
+                   comm_factor=data.get("comm_factor", 1.0), name=data.get("name", ""))
+
+
+def _seq(value: Any, where: str, *, length: int | None = None,
+         nonempty: bool = False) -> Sequence[Any]:
+    """``value`` as a sequence (a tuple, or a list from JSON), with the messages of
+    :func:`~optsched.problems.fields.as_list`."""
+    if not isinstance(value, (tuple, list)):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        fail(where, f"must have {length} entries, got {len(value)}")
+    if nonempty and not value:
+        fail(where, "must not be empty")
+    return value
+
+
+def _item(value: Any, cls: type, where: str) -> Any:
+    if not isinstance(value, cls):
+        fail(where, f"must be a {cls.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _nodes(value: Any, where: str, n_res: int, nonempty: bool) -> tuple[NodeType, ...]:
+    return tuple(_item(t, NodeType, f"{where}[{k}]").checked(f"{where}[{k}]", n_res)
+                 for k, t in enumerate(_seq(value, where, nonempty=nonempty)))
+
+
+#: Per-instance memo tables (id(instance) -> table name -> dict), outside the frozen instances;
+#: an entry is dropped when its instance is garbage collected.
+_MEMO: dict[int, dict[str, dict]] = {}
+
+
+def memo(inst: object, table: str) -> dict:
+    """The memo table ``table`` of ``inst`` (e.g. configurations per job), kept in a module-level
+    dict keyed by ``id(inst)`` and removed when ``inst`` is collected, so nothing is ever written
+    into a frozen instance. Entries must be pure functions of the instance's fields.
+
+    >>> inst = Instance("allreduce", ("gpu",), ((1.0,),), (NodeType((1.0,), 1.0),), (),
+    ...                 (Job(1, 1.0, 1, 1, 1, (1.0,), (0.0,), 0.0),), horizon=2)
+    >>> memo(inst, "demo")["x"] = 1
+    >>> memo(inst, "demo")
+    {'x': 1}
+    """
+    key = id(inst)
+    tables = _MEMO.get(key)
+    if tables is None:
+        tables = _MEMO[key] = {}
+        weakref.finalize(inst, _MEMO.pop, key, None)
+    return tables.setdefault(table, {})
 
 
 def _check_types(types: tuple[NodeType, ...], where: str) -> None:
@@ -319,42 +405,71 @@ class Plan:
             d["segments"] = [list(s) for s in self.segments]
         return d
 
-    @classmethod
-    def read(cls, r: Reader, n_servers: int | None) -> "Plan":
-        segments = ()
-        if r.has("segments"):
-            segments = tuple(tuple(as_int(v, f"{r.where}.segments[{i}][{k}]", min=1)
-                                   for k, v in enumerate(_pair(s, f"{r.where}.segments[{i}]")))
-                             for i, s in enumerate(r.list("segments")))
-        return cls(start=r.int("start", min=1), duration=r.int("duration", min=1),
-                   worker_type=r.int("worker_type", min=0), ps_type=r.int("ps_type", min=-1),
-                   colocated=r.int("colocated", min=0, max=1),
-                   workers=r.ints("workers", length=n_servers, min=0),
-                   ps=r.ints("ps", length=n_servers, min=0), segments=segments)
+    def checked(self, where: str) -> "Plan":
+        """This plan with its shape and types validated (messages name ``where``, e.g.
+        ``schedule.jobs[1].workers[0]``) and normalised (ints and tuples; numpy integers become
+        ints). Feasibility is :func:`verify`'s business."""
+        segments: tuple[tuple[int, int], ...] = ()
+        if not (isinstance(self.segments, (tuple, list)) and len(self.segments) == 0):
+            segments = tuple(
+                (_int(s[0], f"{where}.segments[{i}][0]", min=1),
+                 _int(s[1], f"{where}.segments[{i}][1]", min=1))
+                for i, s in enumerate(_pairs(self.segments, f"{where}.segments")))
+        return type(self)(
+            start=_int(self.start, f"{where}.start", min=1),
+            duration=_int(self.duration, f"{where}.duration", min=1),
+            worker_type=_int(self.worker_type, f"{where}.worker_type", min=0),
+            ps_type=_int(self.ps_type, f"{where}.ps_type", min=-1),
+            colocated=_int(self.colocated, f"{where}.colocated", min=0, max=1),
+            workers=_ints(self.workers, f"{where}.workers"),
+            ps=_ints(self.ps, f"{where}.ps"), segments=segments)
 
 
-def _pair(value, where: str) -> list:
-    if not isinstance(value, list) or len(value) != 2:
-        fail(where, "must be [first, last]")
+def _int(value: Any, where: str, *, min: int | None = None, max: int | None = None) -> int:
+    if isinstance(value, np.integer):
+        value = int(value)
+    return as_int(value, where, min=min, max=max)
+
+
+def _ints(value: Any, where: str) -> tuple[int, ...]:
+    seq = _seq(value, where)
+    if all(type(v) is int and v >= 0 for v in seq):  # the common case, checked fast
+        return tuple(seq)
+    return tuple(_int(v, f"{where}[{k}]", min=0) for k, v in enumerate(seq))
+
+
+def _pairs(value: Any, where: str) -> Sequence[Sequence[Any]]:
+    for i, pair in enumerate(_seq(value, where)):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            fail(f"{where}[{i}]", "must be [first, last]")
     return value
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """One :class:`Plan` per job, in job order."""
+    """One :class:`Plan` per job, in job order. Validated on construction (shapes and types,
+    e.g. ``schedule.jobs[1].workers[0]: must be >= 0, got -1``); :func:`verify` checks
+    feasibility."""
 
     plans: tuple[Plan, ...]
     FAMILY = FAMILY
+
+    def __post_init__(self) -> None:
+        plans = tuple(_item(p, Plan, f"schedule.jobs[{i}]").checked(f"schedule.jobs[{i}]")
+                      for i, p in enumerate(_seq(self.plans, "schedule.jobs")))
+        object.__setattr__(self, "plans", plans)  # normalisation of the frozen field
 
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
                 "jobs": [p.to_dict() for p in self.plans]}
 
     @classmethod
-    def from_dict(cls, data) -> "Schedule":
+    def from_dict(cls, data: Any) -> "Schedule":
+        """Read the document's fields (unknown or missing keys are errors) and call the
+        constructors, which validate the values."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         fields = ("start", "duration", "worker_type", "ps_type", "colocated", "workers", "ps")
-        plans = tuple(Plan.read(p, None)
+        plans = tuple(Plan(**{k: p.data[k] for k in fields}, segments=p.data.get("segments", ()))
                       for p in r.objects("jobs", fields, ("segments",), nonempty=False))
         return cls(plans)
 
@@ -493,5 +608,22 @@ def _usage(inst: Instance, plan: Plan) -> np.ndarray:
     return use
 
 
-__all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "verify",
+def bars(instance: Instance, schedule: Schedule) -> list:
+    """Gantt bars for ``optsched plot``: one row per server, one bar per job and server it uses over
+    slots ``start .. start + d - 1`` (drawn as ``[start, c_j)``; each segment of a preemptive plan
+    is its own bar), labelled with the job's workers and PSs there (``2W+1PS``). Jobs sharing a
+    server are drawn in lanes. No feasibility check."""
+    from optsched.gantt import Bar
+
+    out = [Bar(f"server {h}", 0.0, 0.0, -1) for h in range(instance.n_servers)]
+    for j, plan in enumerate(schedule.plans):
+        segs = plan.segments or ((plan.start, plan.start + plan.duration - 1),)
+        for h, (w, p) in enumerate(zip(plan.workers, plan.ps)):
+            if w or p:
+                label = "+".join(x for x in (f"{w}W" if w else "", f"{p}PS" if p else "") if x)
+                out += [Bar(f"server {h}", float(f), float(l + 1), j, label) for f, l in segs]
+    return out
+
+
+__all__ = ["FAMILY", "Instance", "Job", "NodeType", "Plan", "Schedule", "bars", "verify",
            "verify_preemptive"]
