@@ -15,11 +15,14 @@ Tasks are ``(n, r, k)``; all tasks of a job share the job's ``T^c``/``T^s`` rows
 
 from __future__ import annotations
 
+import heapq
+import math
 from itertools import combinations
 
 import pyomo.environ as pyo
 
-from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
+from optsched import tolerance
+from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun
 
 
 def trivial_horizon(inst: Instance) -> float:
@@ -79,8 +82,39 @@ def disjunctive_pairs(inst: Instance) -> list[tuple]:
     return [(i, j) for i, j in combinations(inst.tasks, 2) if not (i[0] == j[0] and i[1] != j[1])]
 
 
+def time_unit(inst: Instance) -> float:
+    """The power of two ``s`` with ``max T^c / s`` in [1024, 2048): the exact MILP's unit of time.
+
+    HiGHS works with absolute tolerances (feasibility 1e-7 / 1e-6, mip_abs_gap 1e-6, integrality
+    1e-6 times the big-M, coefficients below 1e-9 dropped). In raw units they decided the answer
+    (issue 13; tests/data/hetero_gpu/exact_*_repro.json): with every time x 1e7 or x 1e9 HiGHS
+    proved a schedule 17% worse "optimal", or the model "infeasible", although the better schedule
+    satisfies every row; with times x 1e-6 the absolute gap exceeded the difference between
+    schedules. At unit scale (max T^c ~ 1) a start 5e-7 before its arrival still passed as feasible,
+    so 1.0000005 and 0.9999995 were not told apart. With the longest compute ~1e3 units an absolute
+    1e-6 is ~1e-9 of a compute time, while the big-M relative to the compute times (about the task
+    count) does not depend on the unit. Dividing by a power of two is exact in floating point, so
+    the normalised model describes exactly the same schedules.
+    """
+    longest = max(max(j.train_time) for j in inst.jobs)
+    return math.ldexp(1.0, math.frexp(longest)[1] - 11)
+
+
+def normalised(inst: Instance, unit: float) -> Instance:
+    """``inst`` with every time (arrivals, T^c, T^s) divided by ``unit`` (a power of two: exact)."""
+    return Instance(inst.gpus, tuple(
+        Job(j.arrival / unit, j.weight, j.rounds, j.tasks_per_round,
+            tuple(t / unit for t in j.train_time), tuple(t / unit for t in j.sync_time), j.model)
+        for j in inst.jobs), inst.name)
+
+
 def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.ConcreteModel:
-    """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3).
+    """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3). Continuous time, no discretisation.
+
+    Units: times are divided by :func:`time_unit` ``s`` and the objective by a power of two that puts
+    it in [1024, 2048) at the trivial lower bound, so HiGHS's absolute tolerances (mip_abs_gap 1e-6
+    in particular) are negligible; ``m.objective_unit`` converts the model's objective and bound
+    back (multiply), ``m.time_unit`` its x values. Both are powers of two: exact conversions.
 
     (8) becomes, for every pair in :func:`disjunctive_pairs` and GPU m, with o_ij = 1 iff i first::
 
@@ -89,17 +123,33 @@ def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.Concret
 
     Big-M: every optimal schedule can be left-shifted to a semi-active one whose starts are all
     <= U (:func:`trivial_horizon`), or <= max_n d_n with the deadlines of :func:`deadlines` when a
-    feasible cost ``upper_bound`` is given. An inactive row must allow x_i + T^c - x_j up to
-    U + max T^c, so M = U + max T^c (U alone would cut off schedules with x_i near U).
-    Symmetry breaking: tasks of one round are identical, so k < k' implies x_k <= x_k' and o = 1.
+    feasible cost ``upper_bound`` (original units) is given. An inactive row must allow
+    x_i + T^c - x_j up to U + max T^c, so M = U + max T^c (U alone would cut off schedules with x_i
+    near U). Symmetry breaking: tasks of one round are identical (same job, same rows), so relabelling
+    them by start time maps every schedule to one with x_k <= x_k' for k < k', and o = 1.
+    Deadlines: C_n <= d_n holds in every schedule of cost <= UB, in particular in every optimal one.
+
+    Tolerance: the rows are exact. ``verify`` lets each start precede its arrival, barrier or GPU
+    release by ``tolerance.slack`` of that time, so a schedule using that slack along a chain of L
+    dependent tasks finishes up to about L slacks earlier than any exact schedule; this is float
+    noise absorbed by the checker, not a cut-off schedule (any such schedule, re-timed semi-actively
+    with the same GPUs and order, is exact and at most that much later).
     """
+    unit = time_unit(inst)
+    inst = normalised(inst, unit)
     horizon = trivial_horizon(inst)
     dl = None
     if upper_bound is not None:
-        slack = 1e-7 * max(1.0, upper_bound)  # keep the optimum inside despite float rounding
-        dl = [d + slack for d in deadlines(inst, upper_bound)]
+        ub = upper_bound / unit
+        # keep the optimum inside despite float rounding in d_n (error ~ ulp(UB) / w_n)
+        dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(inst, ub), inst.jobs)]
         horizon = min(horizon, max(dl))
     m = _base(inst, horizon, dl)
+    floor = sum(j.weight * c for j, c in zip(inst.jobs, completion_lower_bounds(inst)))
+    scale = math.ldexp(1.0, math.frexp(floor)[1] - 11)  # floor / scale in [1024, 2048)
+    m.obj.set_value(sum(inst.jobs[n].weight / scale * m.C[n] for n in range(len(inst.jobs))))
+    m.time_unit = unit
+    m.objective_unit = scale * unit
     big = horizon + max(max(j.train_time) for j in inst.jobs)
     pairs = disjunctive_pairs(inst)
     m.P = pyo.Set(initialize=pairs, dimen=6, ordered=True)
@@ -209,14 +259,31 @@ def add_hssw_cut(m: pyo.ConcreteModel, inst: Instance, subset) -> None:
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
     """Read y_i,m and the start order of a solved :func:`build_exact` model as a Schedule.
 
-    The solver's x values carry feasibility-tolerance noise (~1e-7), so the schedule is rebuilt
-    semi-actively from what the MILP decided — each task's GPU and the order of starts — placing
-    every task at max(its round's barrier, its GPU's free time). Starts never move later than the
-    MILP's (up to that noise), so the objective is the MILP's, in exact arithmetic.
+    The solver's x values carry feasibility-tolerance noise (~1e-7 of the model's time unit), so the
+    schedule is rebuilt semi-actively from what the MILP decided — each task's GPU and the order of
+    starts — placing every task at max(its round's barrier, its GPU's free time). Starts never move
+    later than the MILP's (up to that noise), so the objective is the MILP's, in exact arithmetic.
+    The order is taken by x but never lets noise put a round before its predecessor's last task.
     """
     gpu = {i: max(range(inst.n_gpus), key=lambda g: pyo.value(m.y[(*i, g)])) for i in inst.tasks}
-    order = sorted(inst.tasks, key=lambda i: (pyo.value(m.x[i]), i))
-    return semi_active(inst, order, gpu)
+    return semi_active(inst, start_order(inst, {i: pyo.value(m.x[i]) for i in inst.tasks}), gpu)
+
+
+def start_order(inst: Instance, start: dict) -> list:
+    """Tasks by ``start`` (ties by index), round r+1 of a job only after all of round r (barrier (7))."""
+    ready = [(start[n, 0, k], (n, 0, k)) for n, j in enumerate(inst.jobs) for k in range(j.tasks_per_round)]
+    heapq.heapify(ready)
+    left = [j.tasks_per_round for j in inst.jobs]
+    order = []
+    while ready:
+        _, (n, r, k) = heapq.heappop(ready)
+        order.append((n, r, k))
+        left[n] -= 1
+        if left[n] == 0 and r + 1 < inst.jobs[n].rounds:
+            left[n] = inst.jobs[n].tasks_per_round
+            for kk in range(left[n]):
+                heapq.heappush(ready, (start[n, r + 1, kk], (n, r + 1, kk)))
+    return order
 
 
 def semi_active(inst: Instance, order, gpu: dict) -> Schedule:

@@ -25,8 +25,8 @@ fair_share      per-flow max-min fair share (TCP/DCTCP idealisation).
 Every heuristic runs the event-driven flow simulator (:mod:`optsched.simulate.flows`) under the
 call's :class:`~optsched.deadline.Deadline`: a simulation stopped by it returns no schedule and
 status ``time_limit``. This module imports neither Pyomo nor HiGHS at import time (the models and
-``solvers.highs`` are imported inside :func:`exact`, :func:`lower_bound` and
-:func:`solve_lp_primal`).
+``solvers.highs`` are imported inside :func:`exact`, :func:`solve_lp_primal` and
+:func:`dual_objective`), so collecting the Family is cheap.
 """
 
 from __future__ import annotations
@@ -533,9 +533,10 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
     Deadline: when Model F is too big to build and hand to HiGHS in the time left
     (:func:`optsched.models.cojob_network.ordering_milp_size`), no model is built and the Grouper
-    schedule, if its simulation finishes in time, is returned as the fallback (``time_limit``). The
-    MILP gets what is left; simulations stop at the deadline (``time_limit``, the MILP's bound
-    kept; a BF enumeration cut short keeps the best order found).
+    schedule, if its simulation finishes in time, is returned as the fallback (``time_limit``, with
+    the chain bound (14) of :func:`chain_bound` as ``lower_bound``). The MILP gets what is left;
+    simulations stop at the deadline (``time_limit``, the MILP's bound kept; a BF enumeration cut
+    short keeps the best order found).
     """
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
@@ -549,7 +550,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
                            f"build and hand to HiGHS > {left:.1f} s left")
         fallback = grouper(instance, GrouperParams(), deadline=deadline)
         info["fallback"] = "grouper" if fallback.schedule is not None else None
-        return Outcome(fallback.schedule, SolveStatus.TIME_LIMIT, None, info)
+        return Outcome(fallback.schedule, SolveStatus.TIME_LIMIT, chain_bound(instance), info)
     model = cm.build_ordering_milp(instance)
     rep = solve_model(model, deadline=deadline, seed=seed)
     info.update(f_star=rep.objective, milp_runtime_s=rep.runtime_s)

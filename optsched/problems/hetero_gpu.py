@@ -13,6 +13,9 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 - the task finishes at ``f = x + T^c + T^s``; round ``r+1`` of a job starts only after every task of
   round ``r`` finished (barrier (7)); ``C_n`` is the latest finish of a task of job ``n`` ((6));
 - objective: ``sum_n w_n C_n`` (absolute completion times, as the paper optimises).
+
+Tolerance (:mod:`optsched.tolerance`): a start may precede its arrival (4), its round's barrier (7)
+or the end of the previous compute on its GPU (8) by ``slack`` of that time (``at_least``).
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from functools import cached_property
 import numpy as np
 
 from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
+from optsched.tolerance import at_least
 
 FAMILY = "hetero_gpu"
 FORMAT_VERSION = 1
-TOL = 1e-6
 
 JOB_FIELDS = ("arrival", "weight", "rounds", "tasks_per_round", "train_time", "sync_time")
 
@@ -188,7 +191,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     finish = {}
     for (n, r, k), t in runs.items():
         job = instance.jobs[n]
-        if t.start < job.arrival - TOL:  # (4)
+        if not at_least(t.start, job.arrival):  # (4)
             infeasible(f"(4) task ({n},{r},{k}) starts at {t.start:g} before arrival {job.arrival:g}")
         finish[n, r, k] = t.start + job.train_time[t.gpu] + job.sync_time[t.gpu]
     _check_barriers(instance, runs, finish)
@@ -230,7 +233,7 @@ def _check_barriers(instance: Instance, runs: dict, finish: dict) -> None:
         for r in range(1, job.rounds):
             barrier = max(finish[n, r - 1, k] for k in range(job.tasks_per_round))
             for k in range(job.tasks_per_round):
-                if runs[n, r, k].start < barrier - TOL:
+                if not at_least(runs[n, r, k].start, barrier):
                     infeasible(f"(7) task ({n},{r},{k}) starts at {runs[n, r, k].start:g} before "
                                 f"round {r - 1} of job {n} finished at {barrier:g}")
 
@@ -244,7 +247,7 @@ def _check_gpu_overlap(instance: Instance, runs: dict) -> None:
         items.sort()
         for (s1, i), (s2, j) in zip(items, items[1:]):
             end = s1 + instance.jobs[i[0]].train_time[m]
-            if s2 < end - TOL:
+            if not at_least(s2, end):
                 infeasible(f"(8) gpu {m}: task {j} starts at {s2:g} while task {i} computes "
                             f"until {end:g}")
 

@@ -14,6 +14,8 @@ gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; diges
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, verify
 from optsched.family import CompareSpec, Family
@@ -24,7 +26,7 @@ from optsched.result import Outcome, SolveStatus
 from optsched.solvers.hetero_gpu.baselines import gavel_fifo, sched_allox, sched_homo, srtf
 from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, aggregate_lp, lemma_checks, list_schedule,
                                              rl_starts)
-from optsched.solvers.highs import solve_model
+from optsched.solvers.highs import report_outcome, solve_model
 
 
 def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
@@ -65,13 +67,17 @@ def hare_eft(inst: Instance, *, time_limit: float | None = None, seed: int = 0) 
 
 
 def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Optimal schedule of Hare_Sched (big-M MILP, gap 0), deadlines from Hare on the aggregate LP."""
+    """Optimal schedule of Hare_Sched (big-M MILP, gap 0), deadlines from Hare on the aggregate LP.
+
+    The MILP is built in normalised units (:func:`optsched.models.hetero_gpu.time_unit`); its
+    objective and bound are converted back (a power of two: exact) before they are reported.
+    """
     start = hare(inst, time_limit=time_limit, seed=seed, relaxation="aggregate_lp").schedule
     m = hm.build_exact(inst, upper_bound=verify(inst, start))
     rep = solve_model(m, time_limit=time_limit, seed=seed)
-    schedule = hm.extract_schedule(inst, m) if rep.has_solution else None
-    info = {**rep.info, "model_objective": rep.objective if rep.has_solution else None}
-    return Outcome(schedule, rep.status, rep.bound, info)
+    unit = m.objective_unit
+    rep = replace(rep, objective=rep.objective * unit, bound=None if rep.bound is None else rep.bound * unit)
+    return report_outcome(rep, lambda: hm.extract_schedule(inst, m))
 
 
 def lower_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:

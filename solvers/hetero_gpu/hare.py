@@ -13,6 +13,7 @@ from itertools import combinations
 import numpy as np
 import pyomo.environ as pyo
 
+from optsched import tolerance
 from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.solvers.highs import solve_model
@@ -110,7 +111,7 @@ def _add_violated_prefixes(m, inst: Instance) -> bool:
             prefix = on_g[:size]
             lhs = sum(inst.tc[i[0], g] * pyo.value(m.x[i]) for i in prefix)
             rhs = sum(inst.tc[i[0], g] * inst.tc[j[0], g] for i, j in combinations(prefix, 2))
-            if lhs < rhs - 1e-6 * max(1.0, rhs):
+            if not tolerance.at_least(lhs, rhs):
                 hm.add_subset_cut(m, inst, prefix, g)
                 added = True
     return added
@@ -154,7 +155,7 @@ def _violated_hssw(inst: Instance, starts: dict, limit: int) -> list[list[tuple[
     lhs = np.cumsum(c * p * x)
     rhs = np.cumsum(c * p) ** 2 / (2 * inst.n_gpus) - np.cumsum(c * p * p) / 2
     violation = rhs - lhs
-    bad = np.flatnonzero(violation > 1e-6 * np.maximum(1.0, np.abs(rhs)))
+    bad = np.flatnonzero([not tolerance.at_least(a, b) for a, b in zip(lhs, rhs)])
     if len(bad) == 0:
         return []
     worst = bad[np.argsort(-violation[bad])]

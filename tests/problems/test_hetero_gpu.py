@@ -7,6 +7,7 @@ import pytest
 from optsched import InfeasibleSchedule, InvalidInstance, load_instance
 from optsched.io import instance_from_dict, schedule_from_dict
 from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun, verify
+from optsched.tolerance import slack
 
 from tests.conftest import DATA
 
@@ -81,3 +82,19 @@ def test_python_built_instances_are_validated():
 def test_bad_schedule_json_names_the_entry():
     with pytest.raises(InvalidInstance, match=r"schedule\.tasks\[0\]\[3\]"):
         schedule_from_dict({"family": "hetero_gpu", "format_version": 1, "tasks": [[0, 0, 0, "x", 1.0]]})
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_verify_tolerance_is_the_shared_relative_policy(scale):
+    """(4), (7), (8) accept a start up to tolerance.slack(t) before t and reject anything earlier."""
+    t = 3.0 * scale
+    arrival = Instance(("g",), (Job(t, 1.0, 1, 1, (scale,), (0.0,)),))
+    barrier = Instance(("g",), (Job(0.0, 1.0, 2, 1, (2.0 * scale,), (scale,)),))
+    overlap = Instance(("g",), (Job(0.0, 1.0, 1, 1, (t,), (0.0,)), Job(0.0, 1.0, 1, 1, (scale,), (0.0,))))
+    cases = [(arrival, lambda x: (TaskRun(0, 0, 0, 0, x),), "(4)"),
+             (barrier, lambda x: (TaskRun(0, 0, 0, 0, 0.0), TaskRun(0, 1, 0, 0, x)), "(7)"),
+             (overlap, lambda x: (TaskRun(0, 0, 0, 0, 0.0), TaskRun(1, 0, 0, 0, x)), "(8)")]
+    for inst, runs, equation in cases:
+        verify(inst, Schedule(runs(t - 0.9 * slack(t))))
+        with pytest.raises(InfeasibleSchedule, match=rf"^\{equation[:-1]}\)"):
+            verify(inst, Schedule(runs(t - 1.1 * slack(t))))

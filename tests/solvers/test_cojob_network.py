@@ -247,6 +247,7 @@ def test_exact_size_guard_and_deadline():
     big = generate("paper", 0, scenario="simulation", cojobs=40)
     out = cs.exact(big, deadline=Deadline.after(0.5))
     assert out.status is SolveStatus.TIME_LIMIT and out.info["stopped"].startswith("size guard")
+    assert out.lower_bound == pytest.approx(cs.chain_bound(big))
     assert out.model_objective is None
     inst = generate("paper", 0)
     out = cs.exact(inst, deadline=Deadline.after(2.0))
