@@ -39,7 +39,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 import numpy as np
 
 from optsched.deadline import NEVER, Deadline
-from optsched.family import Family
+from optsched.family import CompareSpec, Family
 from optsched.method import Method, Params, param
 from optsched.problems import cojob_network as _problem
 from optsched.problems.cojob_network import Instance, Schedule, stage_load
@@ -55,9 +55,17 @@ Stage = tuple[int, int]
 Weights = Literal["paper", "literal", "code", "unit"]
 Candidates = Literal["all", "chain_tail"]
 Loads = Literal["online", "offline"]
+Update = Literal["own_load", "authors_code"]
+Port = Literal["loaded", "all"]
+Tie = Literal["stage", "first_cojob"]
+Trigger = Literal["stage_events", "authors"]
 WEIGHTS: tuple[str, ...] = ("paper", "literal", "code", "unit")
 CANDIDATES: tuple[str, ...] = ("all", "chain_tail")
 LOADS: tuple[str, ...] = ("online", "offline")
+UPDATES: tuple[str, ...] = ("own_load", "authors_code")
+PORTS: tuple[str, ...] = ("loaded", "all")
+TIES: tuple[str, ...] = ("stage", "first_cojob")
+TRIGGERS: tuple[str, ...] = ("stage_events", "authors")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -80,10 +88,27 @@ class PdaParams(Params):
     clip: bool = param(
         False, "Alg. 1 line 19: residual weights w - rho L are not clipped at 0 (False, as "
                "printed); True clips them (spec option clip_nonneg)")
+    update: Update = param(
+        "own_load", "Alg. 1 line 19: every unscheduled stage b loses rho x its own load "
+                    "L^b_lambda ('own_load', as printed); 'authors_code': every stage of each "
+                    "candidate cojob loses rho x that cojob's candidate (last unscheduled) stage's "
+                    "load on lambda, clipped at 0 (willzhoupan/Grouper, digest E24)")
+    port: Port = param(
+        "loaded", "Alg. 1 line 15: lambda = argmax of the remaining load Lbar over the ports some "
+                  "candidate loads ('loaded', digest E9: line 16 is undefined otherwise); 'all': "
+                  "argmax over every port, as the authors' code (falls back to 'loaded' when no "
+                  "candidate loads that port)")
+    tie: Tie = param(
+        "stage", "Alg. 1 line 16 names no tie rule: 'stage' puts the largest stage index, then "
+                 "the largest cojob id last (digest Sec. 4.2 recommended); 'first_cojob' puts the "
+                 "first cojob in list order last (the authors' code)")
 
     def __post_init__(self) -> None:
         _choice("weights", self.weights, WEIGHTS)
         _choice("candidates", self.candidates, CANDIDATES)
+        _choice("update", self.update, UPDATES)
+        _choice("port", self.port, PORTS)
+        _choice("tie", self.tie, TIES)
 
 
 @dataclass(frozen=True)
@@ -104,10 +129,17 @@ class GrouperParams(PdaParams):
         "online", "Sec. IV-C: 'online' assumes every job still alive runs every remaining stage "
                   "(survivors unknown; Eq. (27) over the alive jobs, E12); 'offline' uses the "
                   "true survivor sets (GrouperOffline, Figs. 17-18)")
+    trigger: Trigger = param(
+        "stage_events", "Sec. IV-C gives no recomputation rule: 'stage_events' recomputes at every "
+                        "cojob arrival and stage start/end (Grouper-Immediate, digest Sec. 4.5); "
+                        "'authors' at every stage change or job completion but not on arrival, a "
+                        "new cojob's first stage taking the highest priority until then (the "
+                        "authors' simulator, digest E22)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _choice("loads", self.loads, LOADS)
+        _choice("trigger", self.trigger, TRIGGERS)
 
 
 @dataclass(frozen=True)
@@ -120,6 +152,11 @@ class BaraatParams(Params):
               "its class; the paper gives no theta, None = the median stage size (Baraat learns "
               "it from history)")
 
+    multiplexing: bool = param(
+        True, "Sec. V says only 'Baraat schedules stages in FIFO'; True adds Baraat's limited "
+              "multiplexing (its paper), False is plain FIFO by stage start time (the authors' "
+              "FIFO-LM code has no multiplexing, digest E18)")
+
     def __post_init__(self) -> None:
         if self.theta is not None and not self.theta >= 0:
             raise ValueError(f"theta: must be >= 0 or None, got {self.theta}")
@@ -128,6 +165,19 @@ class BaraatParams(Params):
 def _choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise ValueError(f"{name}: unknown {value!r} (known: {', '.join(choices)})")
+
+
+@dataclass(frozen=True)
+class SincroniaParams(Params):
+    """Sincronia (BSSI over in-flight coflows), the paper's coflow baseline."""
+
+    sizes: Literal["remaining", "full"] = param(
+        "remaining", "Sec. V names Sincronia without its coflow sizes: 'remaining' orders coflows by "
+                     "their remaining bytes per port (Sincronia's own online rule); 'full' by the "
+                     "whole iteration's bytes (the authors' code, digest Sec. 4.7)")
+
+    def __post_init__(self) -> None:
+        _choice("sizes", self.sizes, ("remaining", "full"))
 
 
 #: Sincronia's BSSI: PDA with unit weights, every candidate (spec E19).
@@ -193,8 +243,12 @@ def pda_order(loads: Mapping[Any, np.ndarray], chains: Mapping[Any, Sequence[Any
     for n in range(len(stages), 0, -1):                                        # line 14
         cand = (np.flatnonzero(alive) if params.candidates == "all"
                 else np.array([pos[c[-1]] for c in tails.values() if c], dtype=int))
-        pick, lam, rho = _pda_step(L, w, lbar, cand, stages, k_of)
-        if lam is not None:                                                    # line 19
+        pick, lam, rho = _pda_step(L, w, lbar, cand, stages, k_of, params)
+        if lam is not None and params.update == "authors_code":               # line 19, [CODE]
+            for c in cand[L[cand, lam] > 0]:
+                mine = [pos[b] for b in chains[owner[stages[c]]] if alive[pos[b]]]
+                w[mine] = np.maximum(w[mine] - rho * L[c, lam], 0.0)
+        elif lam is not None:                                                  # line 19
             w[alive] -= rho * L[alive, lam]
             if params.clip:
                 np.maximum(w, 0.0, out=w)
@@ -210,21 +264,31 @@ def pda_order(loads: Mapping[Any, np.ndarray], chains: Mapping[Any, Sequence[Any
     return order, {"trace": trace, "w0": dict(zip(stages, w0)), "weights": params.weights}
 
 
-def _pda_step(L, w, lbar, cand, stages, k_of) -> tuple[int, int | None, float]:
-    """Lines 15-18: heaviest port among ports the candidates load, then min ``w / L`` (the PDF
-    prints ``L / w``: E7); zero-load candidates go last-in-order first (step 4a)."""
+def _pda_step(L, w, lbar, cand, stages, k_of, params: PdaParams = PdaParams(),
+              ) -> tuple[int, int | None, float]:
+    """Lines 15-18: heaviest port (among ports the candidates load, or among all ports with
+    ``params.port == "all"``), then min ``w / L`` (the PDF prints ``L / w``: E7); zero-load
+    candidates go last-in-order first (step 4a)."""
     sub = L[cand]
     loaded = sub.max(axis=0) > 0
     if not loaded.any():
-        pick = max(cand, key=lambda c: _tie_key(stages[c], k_of))
-        return int(pick), None, 0.0
-    lam = int(np.flatnonzero(loaded)[np.argmax(lbar[loaded])])               # line 15
+        return int(_tie_pick(cand, stages, k_of, params.tie)), None, 0.0
+    lam = int(np.argmax(lbar)) if params.port == "all" else -1                # line 15, [CODE]
+    if lam < 0 or not loaded[lam]:
+        lam = int(np.flatnonzero(loaded)[np.argmax(lbar[loaded])])           # line 15
     plus = cand[L[cand, lam] > 0]
     ratio = w[plus] / L[plus, lam]
     rho = float(ratio.min())                                                   # lines 16, 18
     ties = plus[ratio <= rho + TIE * abs(rho) + 1e-15]
-    pick = max(ties, key=lambda c: _tie_key(stages[c], k_of))
-    return int(pick), lam, max(rho, 0.0)
+    return int(_tie_pick(ties, stages, k_of, params.tie)), lam, max(rho, 0.0)
+
+
+def _tie_pick(ties, stages, k_of, tie: str) -> int:
+    """The stage put last among ``ties``: largest stage index then largest key (``stage``), or the
+    first cojob in list order (``first_cojob``, the authors' code)."""
+    if tie == "first_cojob":
+        return min(ties, key=lambda c: stages[c])
+    return max(ties, key=lambda c: _tie_key(stages[c], k_of))
 
 
 def _tie_key(stage, k_of):
@@ -270,12 +334,25 @@ class Grouper:
         self.offline = params.loads == "offline"
         self.position: dict = {}
         self.name = "grouper_offline" if self.offline else "grouper"
+        if params.update == "authors_code":
+            self.name = "grouper_authors" + ("_offline" if self.offline else "")
         self.runs = 0
 
     def classes(self, sim, events):
-        if any(e[0] in ("arrival", "stage_start", "stage_end") for e in events):
+        if self.params.trigger == "authors":
+            # the authors' simulator: a stage change or a job completion, not an arrival (the first
+            # stage's start is the arrival); unranked stages take the highest priority [CODE]
+            fire = self.runs == 0 or any(
+                e[0] in ("stage_end", "job_end") or (e[0] == "stage_start" and e[2] > 0)
+                for e in events)
+            unranked = -1.0
+        else:
+            fire = any(e[0] in ("arrival", "stage_start", "stage_end") for e in events)
+            unranked = math.inf
+        if fire:
             self._recompute(sim)
-        return {(g, j): self.position.get((g, sim.stage[g]), math.inf) for g, j in sim.communicating()}
+        return {(g, j): self.position.get((g, sim.stage[g]), unranked)
+                for g, j in sim.communicating()}
 
     def _recompute(self, sim) -> None:
         loads: dict[Stage, np.ndarray] = {}
@@ -323,7 +400,7 @@ class Baraat:
         if theta is None:   # median stage size: Baraat's heavy-task threshold, learned from history
             theta = float(np.median([instance.loads[a][: instance.machines].sum() * instance.capacity
                                      for a in instance.stages]))
-        self.theta = theta
+        self.theta = theta if params.multiplexing else math.inf
 
     def classes(self, sim, events):
         fifo = sorted(sim.active_cojobs(),
@@ -345,8 +422,9 @@ class Sincronia:
 
     name = "sincronia"
 
-    def __init__(self, instance: Instance):
+    def __init__(self, instance: Instance, params: SincroniaParams = SincroniaParams()):
         self.inst = instance
+        self.full = params.sizes == "full"
         self.position: dict = {}
 
     def classes(self, sim, events):
@@ -354,7 +432,8 @@ class Sincronia:
             loads, P = {}, self.inst.machines
             for g, j in sim.communicating():
                 load = np.zeros(2 * P)
-                for (s, d, _), left in zip(self.inst.cojobs[g].jobs[j].flows, sim.rem[g, j]):
+                for (s, d, x), left in zip(self.inst.cojobs[g].jobs[j].flows, sim.rem[g, j]):
+                    left = x if self.full else left
                     load[s] += left
                     load[P + d] += left
                 loads[g, j] = load
@@ -487,9 +566,10 @@ def baraat(instance: Instance, params: BaraatParams, *, deadline: Deadline,
     return _simulated(instance, Baraat(instance, params), "baraat", deadline)
 
 
-def sincronia(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Sincronia: BSSI order over in-flight coflows."""
-    return _simulated(instance, Sincronia(instance), "sincronia", deadline)
+def sincronia(instance: Instance, params: SincroniaParams, *, deadline: Deadline,
+              seed: int = 0) -> Outcome:
+    """Sincronia: BSSI order over in-flight coflows (sizes ``params.sizes``)."""
+    return _simulated(instance, Sincronia(instance, params), "sincronia", deadline)
 
 
 def fair_share(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -501,7 +581,7 @@ _POLICIES: dict[Callable[..., Outcome], Callable[[Instance, Any], Policy]] = {
     pda: pda_policy,
     grouper: Grouper,
     baraat: Baraat,
-    sincronia: lambda instance, _: Sincronia(instance),
+    sincronia: Sincronia,
     fair_share: lambda instance, _: FairShare(),
 }
 
@@ -750,6 +830,14 @@ def claimed_ratio(instance: Instance) -> float:
     return 2 - 2 / (len(instance.stages) + 1)
 
 
+#: The authors' code (willzhoupan/Grouper) ordering: weights 1 + 2^-k, chain-tail candidates,
+#: heaviest port over all ports, tail-load update clipped at 0, first cojob put last on ties.
+PDA_AUTHORS = PdaParams(weights="code", candidates="chain_tail", clip=True, update="authors_code",
+                        port="all", tie="first_cojob")
+#: Online Grouper with the authors' ordering and trigger (stage change / job completion).
+AUTHORS = GrouperParams(weights="code", candidates="chain_tail", clip=True, update="authors_code",
+                        port="all", tie="first_cojob", trigger="authors")
+
 METHODS = (
     Method("exact", "exact", exact, description="stage-sequencing MILP (F) + priority simulation"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),
@@ -759,9 +847,29 @@ METHODS = (
            description="online Grouper, PDA at every stage event"),
     Method("grouper_offline", "algorithm", grouper, params=GrouperParams(loads="offline"),
            description="Grouper knowing where each trial stops"),
+    Method("grouper_authors", "algorithm", grouper, params=AUTHORS,
+           description="online Grouper as the authors' code orders stages (reading)"),
+    Method("grouper_authors_offline", "algorithm", grouper,
+           params=dataclasses.replace(AUTHORS, loads="offline"),
+           description="the authors' GrouperOffline ordering (reading)"),
+    Method("pda_literal", "algorithm", pda, params=PdaParams(weights="literal"),
+           guarantee=claimed_ratio,
+           description="Algorithm 1, line 10 read literally: last stage weight 2^-K (reading)"),
+    Method("pda_code", "algorithm", pda, params=PdaParams(weights="code"), guarantee=claimed_ratio,
+           description="Algorithm 1 with the authors' weights 1 + 2^-k (reading)"),
+    Method("pda_chain", "algorithm", pda, params=PdaParams(candidates="chain_tail"),
+           guarantee=claimed_ratio,
+           description="Algorithm 1, chain-tail candidates (Sec. III-D precedence text; reading)"),
+    Method("pda_authors", "algorithm", pda, params=PDA_AUTHORS, guarantee=claimed_ratio,
+           description="offline PDA as the authors' code orders stages (reading)"),
     Method("baraat", "baseline", baraat, params=BaraatParams(),
            description="FIFO over stages, limited multiplexing"),
-    Method("sincronia", "baseline", sincronia, description="BSSI over in-flight coflows"),
+    Method("baraat_fifo", "baseline", baraat, params=BaraatParams(multiplexing=False),
+           description="plain FIFO over stages (the authors' code; reading)"),
+    Method("sincronia", "baseline", sincronia, params=SincroniaParams(),
+           description="BSSI over in-flight coflows"),
+    Method("sincronia_full", "baseline", sincronia, params=SincroniaParams(sizes="full"),
+           description="BSSI over in-flight coflows by full iteration sizes (authors' code)"),
     Method("fair_share", "baseline", fair_share, description="per-flow max-min fair share"),
 )
 SPEC = Family(
@@ -771,4 +879,8 @@ SPEC = Family(
     workloads=_workloads,
     methods=METHODS,
     default_method="grouper",
+    compare=CompareSpec(methods=(
+        "grouper", "grouper_offline", "grouper_authors", "grouper_authors_offline",
+        "pda", "pda_literal", "pda_code", "pda_chain", "pda_authors",
+        "baraat", "baraat_fifo", "sincronia", "sincronia_full", "fair_share")),
 )
