@@ -28,6 +28,10 @@ The module knows nothing about either family. It offers three pieces:
     usage) or None; utility = weight - cost (the dual u_j of (10)); the job is admitted iff the
     utility is > 0, and its usage is charged into the ledger, which updates the prices.
 
+Both loops take an optional :class:`~optsched.deadline.Deadline` (``deadline=``): they stop when it
+has expired and say so (``stopped``), so a method's ``time_limit`` bounds them (DESIGN.md,
+"Deadline"); without one they run to the end, exactly as before.
+
 Example
 -------
 >>> ledger = UsageLedger([2.0], slots=range(1, 5), price=exponential_price(9.0))
@@ -59,6 +63,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from optsched.deadline import Deadline
 
 PriceFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """``price(used, capacity) -> price``, elementwise on numpy arrays."""
@@ -222,12 +228,14 @@ class AdmissionResult:
     """Output of :func:`primal_dual_admission`.
 
     ``utility`` maps every job to max(0, weight - best cost), the dual variable u_j of (10) in seed
-    000 (0 for rejected jobs, also when no plan exists).
+    000 (0 for rejected jobs, also when no plan exists). ``stopped`` is True when the deadline cut
+    the loop short: the jobs not examined are neither admitted nor rejected.
     """
 
     admitted: list[Admitted] = field(default_factory=list)
     rejected: list[Hashable] = field(default_factory=list)
     utility: dict[Hashable, float] = field(default_factory=dict)
+    stopped: bool = False
 
     @property
     def weight(self) -> float:
@@ -237,7 +245,7 @@ class AdmissionResult:
 
 def primal_dual_admission(jobs: Sequence[Hashable], *, weight: Callable[[Hashable], float],
                           best_plan: Callable[[Hashable, UsageLedger], Candidate | None],
-                          ledger: UsageLedger) -> AdmissionResult:
+                          ledger: UsageLedger, deadline: Deadline | None = None) -> AdmissionResult:
     """Price-based primal-dual admission (seed 000 Algorithm 3; seed 001 Algorithm 2).
 
     For each job in the given order: ``best_plan(job, ledger)`` gives its cheapest plan under the
@@ -254,10 +262,20 @@ def primal_dual_admission(jobs: Sequence[Hashable], *, weight: Callable[[Hashabl
         Family callback; must only propose plans that fit the ledger's residual capacity.
     ledger
         The usage ledger; it is modified in place.
+    deadline
+        When it expires the loop stops (``result.stopped``): before examining the next job, and
+        after a ``best_plan`` call that ran past it (that candidate may be cut short and is
+        dropped, not admitted).
     """
     result = AdmissionResult()
     for job in jobs:
+        if deadline is not None and deadline.expired():
+            result.stopped = True
+            break
         cand = best_plan(job, ledger)
+        if deadline is not None and deadline.expired():
+            result.stopped = True
+            break
         utility = -math.inf if cand is None else weight(job) - cand.cost
         if cand is not None and utility > 0:
             if cand.charge is not None:
@@ -331,11 +349,13 @@ class RoundRecord:
 
 @dataclass
 class OnlineResult:
-    """Output of :func:`doubling_rounds`: plans of the scheduled jobs, round log, leftovers."""
+    """Output of :func:`doubling_rounds`: plans of the scheduled jobs, round log, leftovers;
+    ``stopped`` is True when the deadline ended the loop (the leftovers were not all tried)."""
 
     plans: dict[Hashable, Any]
     rounds: list[RoundRecord]
     unscheduled: list[Hashable]
+    stopped: bool = False
 
 
 WindowPolicy = Callable[[int, int, int, int], tuple[int, int | None]]
@@ -366,7 +386,8 @@ def compact_window(index: int, tau: int, tau_next: int, busy_until: int) -> tupl
 
 def doubling_rounds(jobs: Sequence[Hashable], *, arrival: Callable[[Hashable], float],
                     schedule_batch: Callable[[Round, list], BatchResult],
-                    window: WindowPolicy = next_window, max_rounds: int = 40) -> OnlineResult:
+                    window: WindowPolicy = next_window, max_rounds: int = 40,
+                    deadline: Deadline | None = None) -> OnlineResult:
     """The doubling-round online framework (seed 000 Algorithm 1; seed 001 Algorithm 1).
 
     In round i (tau_i = 2^(i-1)) the batch is every job with ``arrival(job) <= tau_i`` that is not
@@ -386,14 +407,21 @@ def doubling_rounds(jobs: Sequence[Hashable], *, arrival: Callable[[Hashable], f
         The window policy (:func:`next_window`, :func:`scaled_window`, :func:`compact_window`).
     max_rounds
         Round cap (guards against jobs that can never be scheduled).
+    deadline
+        When it has expired the loop stops before the next round, or after a batch callback that
+        ran past it (``stopped``; pass the same deadline to the callback so that it returns early).
     """
     order = {job: k for k, job in enumerate(jobs)}
     todo = sorted(jobs, key=lambda j: (arrival(j), order[j]))
     plans: dict[Hashable, Any] = {}
     records: list[RoundRecord] = []
     busy = 0
+    stopped = False
     for index in range(1, max_rounds + 1):
         if len(plans) == len(todo):
+            break
+        if deadline is not None and deadline.expired():
+            stopped = True
             break
         tau, tau_next = 2 ** (index - 1), 2 ** index
         batch = [j for j in todo if j not in plans and arrival(j) <= tau]
@@ -409,4 +437,7 @@ def doubling_rounds(jobs: Sequence[Hashable], *, arrival: Callable[[Hashable], f
         if out.admitted and last is not None:
             busy = max(busy, last)
         records.append(RoundRecord(rnd, tuple(batch), tuple(out.admitted), busy, dict(out.info)))
-    return OnlineResult(plans, records, [j for j in todo if j not in plans])
+        if deadline is not None and deadline.expired() and len(plans) < len(todo):
+            stopped = True
+            break
+    return OnlineResult(plans, records, [j for j in todo if j not in plans], stopped)
