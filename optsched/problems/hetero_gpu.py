@@ -20,12 +20,14 @@ or the end of the previous compute on its GPU (8) by ``slack`` of that time (``a
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from optsched.problems.fields import Reader, Validated, as_int, fail, infeasible, readonly
+from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible, readonly
 from optsched.tolerance import at_least
 
 FAMILY = "hetero_gpu"
@@ -47,33 +49,67 @@ class Job:
     sync_time: tuple[float, ...]
     model: str = ""
 
+    def __post_init__(self) -> None:
+        """Normalisation only (lists become tuples). The checks need the GPU count, so
+        :class:`Instance` runs them (:func:`_validate_job`)."""
+        for key in ("train_time", "sync_time"):
+            value = getattr(self, key)
+            if isinstance(value, list):
+                object.__setattr__(self, key, tuple(value))
+
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in JOB_FIELDS}
+        d: dict[str, Any] = {k: getattr(self, k) for k in JOB_FIELDS}
         d["train_time"], d["sync_time"] = list(self.train_time), list(self.sync_time)
         if self.model:
             d["model"] = self.model
         return d
 
     @classmethod
-    def read(cls, r: Reader, n_gpus: int) -> "Job":
+    def read(cls, r: Reader) -> "Job":
+        """Read the JSON fields (keys and types); the values are checked by :class:`Instance`."""
         return cls(
-            arrival=r.float("arrival", min=0.0), weight=r.float("weight", positive=True),
-            rounds=r.int("rounds", min=1), tasks_per_round=r.int("tasks_per_round", min=1),
-            train_time=r.floats("train_time", length=n_gpus, positive=True),
-            sync_time=r.floats("sync_time", length=n_gpus, min=0.0),
-            model=r.str("model", default="") if r.has("model") else "",
+            arrival=r.float("arrival"), weight=r.float("weight"), rounds=r.int("rounds"),
+            tasks_per_round=r.int("tasks_per_round"), train_time=r.floats("train_time"),
+            sync_time=r.floats("sync_time"), model=r.str("model") if r.has("model") else "",
         )
 
 
 @dataclass(frozen=True)
-class Instance(Validated):
-    """A Hare_Sched instance: GPU type names and jobs. Tasks are ``(n, r, k)``."""
+class Instance:
+    """A Hare_Sched instance: GPU type names and jobs. Tasks are ``(n, r, k)``.
+
+    Every instance, loaded from JSON or built in Python, is validated on construction
+    (:meth:`__post_init__`).
+    """
 
     gpus: tuple[str, ...]
     jobs: tuple[Job, ...]
     name: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Validate (DESIGN.md, "Instance JSON"): a wrong type, a negative or zero size or an
+        inconsistent length raises InvalidInstance naming the field, e.g.
+        ``instance.jobs[1].train_time: must have 2 entries, got 1``. Lists become tuples."""
+        for key in ("gpus", "jobs"):
+            value = getattr(self, key)
+            if isinstance(value, list):
+                object.__setattr__(self, key, tuple(value))
+        gpus = _sequence(self.gpus, "instance.gpus")
+        if not gpus:
+            fail("instance.gpus", "must not be empty")
+        for m, g in enumerate(gpus):
+            if not isinstance(g, str):
+                fail(f"instance.gpus[{m}]", f"must be a string (GPU type), got {g!r}")
+        jobs = _sequence(self.jobs, "instance.jobs")
+        if not jobs:
+            fail("instance.jobs", "must not be empty")
+        for n, job in enumerate(jobs):
+            if not isinstance(job, Job):
+                fail(f"instance.jobs[{n}]", f"must be a Job, got {type(job).__name__}")
+            _validate_job(job, f"instance.jobs[{n}]", len(gpus))
+        if not isinstance(self.name, str):
+            fail("instance.name", f"must be a string, got {type(self.name).__name__}")
 
     @property
     def n_gpus(self) -> int:
@@ -118,20 +154,36 @@ class Instance(Validated):
         return d
 
     @classmethod
-    def from_dict(cls, data) -> "Instance":
+    def from_dict(cls, data: Any) -> "Instance":
+        """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
+        are checked by the constructor."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("gpus", "jobs"), ("name",))
-        gpus = r.list("gpus", nonempty=True)
-        for m, g in enumerate(gpus):
-            if not isinstance(g, str):
-                fail(f"instance.gpus[{m}]", f"must be a string (GPU type), got {g!r}")
-        jobs = tuple(Job.read(jr, len(gpus))
-                     for jr in r.objects("jobs", JOB_FIELDS, ("model",)))
-        name = r.str("name") if r.has("name") else ""
-        inst = object.__new__(cls)
-        object.__setattr__(inst, "gpus", tuple(gpus))
-        object.__setattr__(inst, "jobs", jobs)
-        object.__setattr__(inst, "name", name)
-        return inst
+        gpus = tuple(r.list("gpus"))
+        jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS, ("model",), nonempty=False))
+        return cls(gpus, jobs, r.str("name") if r.has("name") else "")
+
+
+def _sequence(value: Any, where: str) -> tuple:
+    """``value`` must be a tuple: the shape check of a field built in Python."""
+    if not isinstance(value, tuple):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def _validate_job(job: Job, where: str, n_gpus: int) -> None:
+    """The checks of one job (messages as ``instance.jobs[3].weight: must be > 0, got -1``)."""
+    as_float(job.arrival, f"{where}.arrival", min=0.0)
+    as_float(job.weight, f"{where}.weight", positive=True)
+    as_int(job.rounds, f"{where}.rounds", min=1)
+    as_int(job.tasks_per_round, f"{where}.tasks_per_round", min=1)
+    for key, positive in (("train_time", True), ("sync_time", False)):
+        row = _sequence(getattr(job, key), f"{where}.{key}")
+        if len(row) != n_gpus:
+            fail(f"{where}.{key}", f"must have {n_gpus} entries, got {len(row)}")
+        for m, v in enumerate(row):
+            as_float(v, f"{where}.{key}[{m}]", positive=positive, min=None if positive else 0.0)
+    if not isinstance(job.model, str):
+        fail(f"{where}.model", f"must be a string, got {type(job.model).__name__}")
 
 
 @dataclass(frozen=True)
@@ -156,23 +208,42 @@ class Schedule:
     runs: tuple[TaskRun, ...]
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Shape and type checks (a list becomes a tuple): every entry a :class:`TaskRun` with
+        non-negative integer indices and a numeric start, named as in the JSON
+        (``schedule.tasks[i][k]``). Whether the tasks exist and fit is :func:`verify`'s job, so it
+        can name the equation at fault."""
+        if isinstance(self.runs, list):
+            object.__setattr__(self, "runs", tuple(self.runs))
+        for i, t in enumerate(_sequence(self.runs, "schedule.tasks")):
+            where = f"schedule.tasks[{i}]"
+            if not isinstance(t, TaskRun):
+                fail(where, f"must be a TaskRun, got {type(t).__name__}")
+            for k, v in enumerate((t.job, t.round, t.task, t.gpu)):
+                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                    as_int(v, f"{where}[{k}]", min=0)  # raises with the field's name
+            if isinstance(t.start, bool) or not isinstance(t.start, (int, float)):
+                fail(f"{where}[4]", f"start must be a number, got {t.start!r}")
+
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
                 "tasks": [[t.job, t.round, t.task, t.gpu, t.start] for t in self.runs]}
 
     @classmethod
-    def from_dict(cls, data) -> "Schedule":
+    def from_dict(cls, data: Any) -> "Schedule":
+        """Read the JSON rows ``[job, round, task, gpu, start]`` and construct; the constructor
+        checks indices and types."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("tasks",), what="schedule")
         runs = []
         for i, row in enumerate(r.list("tasks")):
             where = f"schedule.tasks[{i}]"
             if not isinstance(row, list) or len(row) != 5:
                 fail(where, "must be [job, round, task, gpu, start]")
-            ints = [as_int(v, f"{where}[{k}]", min=0) for k, v in enumerate(row[:4])]
+            job, rnd, task, gpu = (as_int(v, f"{where}[{k}]") for k, v in enumerate(row[:4]))
             start = row[4]
-            if isinstance(start, bool) or not isinstance(start, (int, float)):
-                fail(f"{where}[4]", f"start must be a number, got {start!r}")
-            runs.append(TaskRun(*ints, float(start)))
+            if isinstance(start, (int, float)) and not isinstance(start, bool):
+                start = float(start)
+            runs.append(TaskRun(job, rnd, task, gpu, start))
         return cls(tuple(runs))
 
     def by_task(self) -> dict[tuple[int, int, int], TaskRun]:
@@ -254,4 +325,18 @@ def _check_gpu_overlap(instance: Instance, runs: dict) -> None:
 
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Schedule", "TaskRun", "completion_times", "verify"]
+def bars(instance: Instance, schedule: Schedule) -> list:
+    """Gantt bars for ``optsched plot``: one row per GPU, one bar per task over its compute interval
+    ``[x, x + T^c)`` (the time it holds the GPU, (8)), labelled ``r<round>``; the synchronisation
+    after it uses the network, not the GPU, and is not drawn. No feasibility check."""
+    from optsched.gantt import Bar
+
+    names = [f"gpu {m} ({g})" if g else f"gpu {m}" for m, g in enumerate(instance.gpus)]
+    out = [Bar(name, 0.0, 0.0, -1) for name in names]  # every GPU gets a row, idle or not
+    for t in schedule.runs:
+        end = t.start + instance.jobs[t.job].train_time[t.gpu]
+        out.append(Bar(names[t.gpu], t.start, end, t.job, f"r{t.round}"))
+    return out
+
+
+__all__ = ["FAMILY", "Instance", "Job", "Schedule", "TaskRun", "bars", "completion_times", "verify"]
