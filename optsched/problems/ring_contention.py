@@ -12,8 +12,11 @@ with ``n_j`` the servers spanned, ``B_j = b^i`` when ``n_j = 1`` and ``b^e / f(a
 ``f(alpha, k) = k + alpha (k - 1)`` (the paper's example), ``k_j = xi1 p_j`` (7) clamped to >= 1
 (digest E2: f < 1 would mean more than the full link), and ``p_j`` the largest number of split jobs
 (``j`` included) on a server where ``j`` is split (6). Speed ``phi_j[t] = floor(1 / tau_j[t])``
-iterations per slot; ``T_j`` is the end of the slot in which ``sum_{t >= a_j} phi_j[t]`` first
-reaches ``F_j`` (our reading of the garbled eq. (9)). Objective: makespan ``max_j T_j``.
+iterations per slot, read within the tolerance policy (:mod:`optsched.tolerance`): the most whole
+iterations ``k`` with ``at_most(k * tau, 1)`` (:func:`slot_speed`; tau = 36 * 0.001 + 0.004 is
+0.04000000000000001 in floats, plain floor(1 / tau) = 24, phi = 25). ``T_j`` is the end of the slot
+in which ``sum_{t >= a_j} phi_j[t]`` first reaches ``F_j`` (our reading of the garbled eq. (9)).
+Objective: makespan ``max_j T_j``.
 
 Conventions (kept in verify, the exact model and every algorithm): slot ``t`` is ``[t, t+1)``; a job
 occupies slots ``a_j .. T_j - 1``; every job must end by the horizon ``T`` (``T_j <= horizon``).
@@ -27,6 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from optsched.problems.fields import Reader, Validated, fail, infeasible
+from optsched.tolerance import at_most
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1
@@ -107,8 +111,8 @@ class Instance(Validated):
         return exchange + reduce + self.xi2 * n + job.fp_time * job.batch + job.bp_time
 
     def phi(self, j: int, n: int, p: int) -> int:
-        """Training speed floor(1 / tau) (iterations per slot)."""
-        return math.floor(1.0 / self.tau(j, n, p))
+        """Training speed floor(1 / tau) within the tolerance (iterations per slot, :func:`slot_speed`)."""
+        return slot_speed(self.tau(j, n, p))
 
     def min_servers(self, j: int) -> int:
         """Fewest servers that can host job ``j`` (largest servers first)."""
@@ -162,15 +166,37 @@ class Instance(Validated):
         return inst
 
 
+def slot_speed(tau: float) -> int:
+    """phi = floor(1 / tau) read within the tolerance: the largest integer ``k >= 0`` with
+    ``at_most(k * tau, 1.0)`` (k iterations of ``tau`` slots fit in one slot).
+
+    The one rounding rule of (9); :meth:`Instance.phi` (used by the models and the algorithms) and
+    verify's slot simulation both call it on bit-identical ``tau``, so they agree exactly.
+    """
+    if not tau > 0 or not math.isfinite(1.0 / tau):
+        raise ValueError(f"per-iteration time must be > 0 and finite, got {tau!r}")
+    k = math.floor(1.0 / tau) + 1
+    while k > 0 and not at_most(k * tau, 1.0):
+        k -= 1
+    while at_most((k + 1) * tau, 1.0):
+        k += 1
+    return k
+
+
 def _check_jobs(inst: Instance) -> None:
     """Every job fits the cluster and progresses (phi >= 1) at its worst reachable (n, p)."""
     for j, job in enumerate(inst.jobs):
         if job.gpus > inst.n_gpus:
             fail(f"instance.jobs[{j}].gpus", f"{job.gpus} exceeds the cluster's {inst.n_gpus} GPUs")
+        for n in range(inst.min_servers(j), inst.max_servers(j) + 1):
+            tau = inst.tau(j, n, 1)  # tau is least at p = 1
+            if not tau > 0 or not math.isfinite(1.0 / tau):
+                fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} at n={n} must be > 0 "
+                     "(speed 1/tau would be unbounded)")
         for n in {inst.min_servers(j), inst.max_servers(j)}:  # tau grows with p, and with n >= 2
             p = inst.max_contention if n >= 2 else 1
             tau = inst.tau(j, n, p)
-            if tau > 1.0 or math.floor(1.0 / tau) < 1:
+            if slot_speed(tau) < 1:
                 fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} > 1 slot at n={n}, p={p} "
                      "(speed floor(1/tau) would be 0)")
 
@@ -286,7 +312,7 @@ def _slot_speeds(instance: Instance, schedule: Schedule, active: tuple, t: int) 
         n = sum(1 for y in c if y > 0)
         p = max((split_count[s] for s in range(n_srv) if 0 < c[s] < g), default=0)  # (6)
         tau = _iteration_time(instance, j, n, p)
-        speed = math.floor(1.0 / tau)
+        speed = slot_speed(tau)  # floor(1 / tau) within the tolerance, as Instance.phi
         if speed < 1:
             infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
         speeds[j] = speed
@@ -309,4 +335,5 @@ def _iteration_time(instance: Instance, j: int, n: int, p: int) -> float:
 
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "completion_times", "verify"]
+__all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "completion_times", "slot_speed",
+           "verify"]

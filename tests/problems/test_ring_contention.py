@@ -12,13 +12,14 @@ job 2: G = 1, F = 30). Eq. (8) with (m/G)(G-1) = 0.02:
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.io import load_instance
 from optsched.problems.ring_contention import (Instance, Schedule, average_jct, completion_times,
-                                               verify)
+                                               slot_speed, verify)
 
 
 @pytest.fixture
@@ -128,3 +129,36 @@ def test_broken_files(data):
         with pytest.raises(InvalidInstance) as err:
             load_instance(folder / name)
         assert message in str(err.value), name
+
+
+def test_slot_speed_is_floor_within_the_tolerance():
+    """phi = the most iterations k with k tau <= 1 + 1e-6 (optsched.tolerance.at_most)."""
+    assert slot_speed(0.2) == 5 and slot_speed(0.25) == 4 and slot_speed(0.3) == 3
+    tau = 36 * 0.001 + 0.004  # FP (batch 36 x 0.001) + BP = 0.04 slots, computed as 0.04000000000000001
+    assert math.floor(1 / tau) == 24 and slot_speed(tau) == 25  # float noise no longer costs an iteration
+    assert slot_speed(1.0000005 / 4) == 4  # 4 tau = 1.0000005 <= 1 + 1e-6
+    assert math.floor(1 / (1.0000005 / 4)) == 3  # ... which plain floor would lose
+    assert slot_speed(0.9999995 / 4) == 4
+    assert slot_speed(1.0000015 / 4) == 3  # beyond the tolerance
+    assert slot_speed(1.0) == 1 and slot_speed(1.0000005) == 1 and slot_speed(1.0000015) == 0
+    with pytest.raises(ValueError):
+        slot_speed(0.0)
+
+
+def test_verify_uses_the_tolerant_speed(two):
+    d = two.to_dict()
+    d["jobs"][2].update(grad_size=0.0, fp_time=0.0, bp_time=1.0000005 / 4)  # tau = 1.0000005 / 4
+    d["xi2"] = 0.0
+    d["jobs"][2]["iterations"] = 8
+    inst = Instance.from_dict(d)
+    assert inst.phi(2, 1, 1) == 4
+    # job 2 alone on server 0 from slot 0: 8 iterations at 4 per slot -> T = 2 (plain floor: 3)
+    assert completion_times(inst, sched((2, (2, 0)), (2, (0, 2)), (0, (1, 0))))[2] == 2
+
+
+def test_zero_iteration_time_is_invalid(two):
+    d = two.to_dict()
+    d["xi2"] = 0.0
+    d["jobs"][2].update(grad_size=0.0, fp_time=0.0, bp_time=0.0)  # tau = 0: unbounded speed
+    with pytest.raises(InvalidInstance, match=r"jobs\[2\]: per-iteration time 0 at n=1 must be > 0"):
+        Instance.from_dict(d)

@@ -22,7 +22,9 @@ def job_options(inst: Instance, j: int, ub: int) -> list[tuple[int, tuple[int, .
         if sum(c) != g:
             continue
         n = sum(1 for y in c if y > 0)
-        fastest = math.ceil(inst.jobs[j].iterations / math.floor(1 / inst.tau(j, n, 1)))
+        # verify's speed k satisfies k tau <= 1 + 1e-6 (tolerance), so k <= floor((1 + 1e-5) / tau):
+        # a deliberately loose cap, independent of the model's phi, that never prunes a valid start
+        fastest = math.ceil(inst.jobs[j].iterations / math.floor((1 + 1e-5) / inst.tau(j, n, 1)))
         out.extend((a, c) for a in range(ub - fastest + 1))
     return out
 
