@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import pyomo.environ as pyo
@@ -49,8 +48,11 @@ def n_servers_used(c: tuple[int, ...]) -> int:
 
 
 def duration(inst: Instance, j: int, n: int, p: int = 1) -> int:
-    """Slots job ``j`` needs at constant speed phi_j(n, p): ceil(F_j / phi_j(n, p))."""
-    return math.ceil(inst.jobs[j].iterations / inst.phi(j, n, p))
+    """Slots job ``j`` needs at constant speed phi_j(n, p): ceil(F_j / phi_j(n, p)).
+
+    Integer arithmetic, exactly as verify counts (remaining F_j drops by the integral phi each slot).
+    """
+    return -(-inst.jobs[j].iterations // inst.phi(j, n, p))
 
 
 def min_durations(inst: Instance) -> list[int]:
@@ -63,7 +65,7 @@ def simple_lower_bound(inst: Instance) -> dict[str, int]:
     """LB_len, LB_area and LB_conf of digest §3.5 (valid for every instance size)."""
     rho = min_durations(inst)
     n = inst.n_gpus
-    area = math.ceil(sum(job.gpus * r for job, r in zip(inst.jobs, rho)) / n - 1e-9)
+    area = -(-sum(job.gpus * r for job, r in zip(inst.jobs, rho)) // n)  # integers: exact ceil
     conflict = sum(r for job, r in zip(inst.jobs, rho) if 2 * job.gpus > n)
     return {"length": max(rho), "area": area, "conflict": conflict}
 
@@ -100,6 +102,9 @@ def build_exact(inst: Instance, horizon: int, lower_bound: int = 0) -> pyo.Concr
     speed = {(j, c): inst.phi(j, nsv[j, c], 1) for (j, c) in JC}
     cl = m.cons = pyo.ConstraintList()
     for j in jobs:
+        if not any(starts[j, c] for c in range(len(m.P[j]))):  # j cannot end by the horizon:
+            cl.add(m.C >= horizon + 1)  # infeasible (C <= horizon), not a trivial False
+            continue
         cl.add(sum(z[j, c] for c in range(len(m.P[j]))) == 1)  # one placement, one start
         cl.add(m.d[j, horizon - 1] == 1)
         for t in H:
@@ -144,6 +149,12 @@ def _capacity_and_contention(inst, m, JC, nsv, levels, H) -> None:
             cl.add(n_split <= 1 + sum(m.L[s, t, l] for l in lev))
             for a, b in zip(lev, lev[1:]):
                 cl.add(m.L[s, t, a] >= m.L[s, t, b])
+    # v[j,t] <= sum_c phi_j(n_c, 1) q[j,c,t] already holds, so a cap for placement c must allow
+    # v up to the job's fastest speed over ALL its placements when q[j,c,t] = 0. Big-M =
+    # fastest_j - phi_j(n, l_max): with every level on, the right-hand side is then exactly
+    # fastest_j (issue 13: big-M = phi_j(n, 1) of the split placement capped v at 2 phi_j(n, 1),
+    # below phi_j(1, 1) of a one-server placement when b^i >> b^e, and cut off feasible schedules).
+    fastest = {j: max(inst.phi(j, nsv[j, c], 1) for c in range(len(m.P[j]))) for j in m.P}
     for (j, c) in JC:
         n = nsv[j, c]
         if n < 2:
@@ -155,9 +166,10 @@ def _capacity_and_contention(inst, m, JC, nsv, levels, H) -> None:
             drops = {l: inst.phi(j, n, l - 1) - inst.phi(j, n, l) for l in levels[s]}
             if not any(drops.values()):
                 continue
+            big_m = fastest[j] - inst.phi(j, n, levels[s][-1])  # = fastest - top + sum(drops)
             for t in H:  # v <= phi_j(n, #split jobs on s) while j is active with c
                 cl.add(m.v[j, t] <= top - sum(d * m.L[s, t, l] for l, d in drops.items() if d)
-                       + top * (1 - m.q[j, c, t]))
+                       + big_m * (1 - m.q[j, c, t]))
 
 
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:

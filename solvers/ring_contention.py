@@ -403,7 +403,9 @@ def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> 
     ``time_limit`` covers both solves; on a time limit the incumbent (or the heuristic) is kept."""
     start = time.perf_counter()
     ub, incumbent = upper_bound_schedule(inst)
-    lb = max(int(lower_bound(inst, time_limit=time_limit, seed=seed).lower_bound), 1)  # incl. M3
+    lb = max(max(rm.simple_lower_bound(inst).values()), 1)
+    if lb < ub:  # M3 only when the simple bounds do not already close the instance (same result)
+        lb = max(int(lower_bound(inst, time_limit=time_limit, seed=seed).lower_bound), 1)
     if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
         return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
                        {"model_objective": float(ub), "horizon": ub, "closed_by": "lower bound"})

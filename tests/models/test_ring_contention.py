@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from optsched import solve
+from optsched.io import load_instance, load_schedule
 from optsched.models import ring_contention as rm
-from optsched.problems.ring_contention import verify
+from optsched.problems.ring_contention import Instance, Schedule, completion_times, verify
 from optsched.result import SolveStatus
 from optsched.solvers.highs import solve_model
 from optsched.solvers.ring_contention import rho_hat, upper_bound_schedule
@@ -88,3 +90,101 @@ def test_simple_bounds_by_hand():
     assert parts["conflict"] == sum(big)
     assert parts["length"] == max(rho)
     assert parts["area"] == math.ceil(sum(j.gpus * r for j, r in zip(inst.jobs, rho)) / 5 - 1e-9)
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 13: the exact model is never stricter than verify
+# ----------------------------------------------------------------------------------------------
+
+DATA = Path(__file__).parents[1] / "data" / "ring_contention"
+
+
+def test_bigm_repro_exact_finds_the_verified_better_schedule():
+    """Issue 13: M1 said 5 (optimal) while a schedule of makespan 4 verifies. The split placement
+    (1, 2) of job 1 capped v[1,t] at 2 phi_1(2, 1) = 24 - drops even while job 1 ran elsewhere;
+    here job 2's cap phi_2(2, 1) = 10 became <= 20 for its one-server placement (2, 0), whose speed
+    phi_2(1, 1) = 27 is 2.7x faster (b^i = 10 b^e), so (2, 0) could not run at full speed."""
+    inst = load_instance(DATA / "exact_bigm_repro.json")
+    better = load_schedule(DATA / "exact_bigm_repro_schedule.json")
+    assert verify(inst, better) == 4.0
+    assert inst.phi(2, 1, 1) == 27 > 2 * inst.phi(2, 2, 1) == 20
+    r = solve(inst, "exact")
+    assert r.status is SolveStatus.OPTIMAL and r.objective == 4.0
+    assert r.info["model_objective"] == pytest.approx(4.0)
+    ub, _ = upper_bound_schedule(inst)
+    assert brute.brute_force(inst, ub)[0] == 4
+    # the model alone (no lower bound) at H = 4 holds the better schedule, at H = 3 nothing
+    model = rm.build_exact(inst, 4)
+    assert solve_model(model).objective == pytest.approx(4.0)
+    assert verify(inst, rm.extract_schedule(inst, model)) == 4.0
+    assert solve_model(rm.build_exact(inst, 3)).status is SolveStatus.INFEASIBLE
+
+
+def _job(g, f, grad=0.0, batch=1, fp=0.0, bp=0.05) -> dict:
+    return dict(gpus=g, iterations=f, grad_size=grad, batch=batch, fp_time=fp, bp_time=bp)
+
+
+def _inst(servers, jobs, horizon=12, **consts) -> Instance:
+    c = dict(bw_inter=1.0, bw_intra=10.0, reduce_speed=50.0, alpha=0.5, xi1=1.0, xi2=0.01)
+    c.update(consts)
+    return Instance.from_dict({"family": "ring_contention", "format_version": 1,
+                               "servers": list(servers), "jobs": jobs, **c, "horizon": horizon})
+
+
+# Outside the generator's distribution (its tiny preset: b^i = 10 b^e, alpha = 0.1, tau in
+# [0.02, 0.05], F in [60, 120], 3 jobs on (4, 4) / (3, 2) / (3, 3)).
+HAND_MADE = {
+    # b^i = 100 b^e: one-server placements ~10-30x faster than split ones (the issue-13 big-M case)
+    "intra_100x": lambda: _inst((3, 2), [_job(3, 200, grad=0.1, bp=0.01), _job(2, 160, grad=0.1, bp=0.01),
+                                         _job(2, 160, grad=0.1, bp=0.01)],
+                                bw_intra=100.0, alpha=0.0, xi2=0.0),
+    # a 66-iterations-per-slot job beside jobs of speed 1-4
+    "fast_and_slow_job": lambda: _inst((2, 2), [_job(1, 200, bp=0.005), _job(2, 3, grad=0.2, bp=0.3),
+                                                _job(3, 4, bp=0.2)], alpha=1.0),
+    # three identical jobs on two identical servers: every optimum has symmetric twins
+    "exact_ties": lambda: _inst((2, 2), [_job(2, 20, grad=0.04, batch=30, fp=0.001, bp=0.005)] * 3),
+    # k tau = 1.0000005 (speed 4 within the tolerance), 0.9999995 (4), 1.0000015 (3), exactly 1 (4)
+    "tolerance_edge": lambda: _inst((2, 1), [_job(1, 8, bp=1.0000005 / 4), _job(1, 8, bp=0.9999995 / 4),
+                                             _job(2, 8, bp=1.0000015 / 4), _job(3, 4, bp=0.25)],
+                                    xi2=0.0),
+    # one server: nothing is ever split, no contention
+    "single_server": lambda: _inst((4,), [_job(4, 30, grad=0.05), _job(2, 30, grad=0.05), _job(1, 25),
+                                          _job(3, 10, grad=0.01)]),
+    # one-GPU servers, F = 1, batch 1, no gradient, no overhead, alpha = 0, tau = 1 slot exactly
+    "minimal_fields": lambda: _inst((1, 1, 1), [_job(3, 1, bp=0.5), _job(1, 1, bp=1.0),
+                                                _job(2, 1, bp=0.1)], alpha=0.0, xi2=0.0, horizon=4),
+    # b^i < b^e: splitting a ring is faster than packing it (until contention)
+    "intra_slower_than_inter": lambda: _inst((2, 2), [_job(2, 30, grad=0.1), _job(2, 30, grad=0.1),
+                                                      _job(1, 20)], bw_intra=0.5, bw_inter=2.0,
+                                             alpha=0.0),
+    # a job asking for every GPU of the cluster runs alone
+    "whole_cluster_job": lambda: _inst((2, 3), [_job(5, 30, grad=0.02), _job(2, 30, grad=0.05),
+                                                _job(3, 20, grad=0.05)], alpha=2.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HAND_MADE))
+def test_exact_equals_brute_force_on_hand_made(name):
+    """exact (registry, verify inside) == brute force == M1 alone at H = heuristic makespan."""
+    inst = HAND_MADE[name]()
+    ub, _ = upper_bound_schedule(inst)
+    best, best_schedule = brute.brute_force(inst, ub)
+    assert best_schedule is not None and verify(inst, best_schedule) == best
+    r = solve(inst, "exact")
+    assert r.status is SolveStatus.OPTIMAL
+    assert r.objective == best, f"{name}: exact {r.objective} != brute force {best}"
+    model = rm.build_exact(inst, ub)  # the model itself, without exact's lower-bound shortcut
+    rep = solve_model(model)
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective == pytest.approx(best)
+    assert verify(inst, rm.extract_schedule(inst, model)) == best
+
+
+def test_tolerance_edge_speeds():
+    """phi = floor(1 / tau) within the tolerance: k tau <= 1 + 1e-6 counts k iterations."""
+    inst = HAND_MADE["tolerance_edge"]()
+    assert [inst.phi(j, 1, 1) for j in range(4)] == [4, 4, 3, 4]
+    assert math.floor(1 / inst.tau(0, 1, 1)) == 3  # plain floor would lose an iteration per slot
+    assert rm.duration(inst, 0, 1) == 2  # 8 iterations at 4 per slot
+    # job 3 (all 3 GPUs) in slot 0; then jobs 0 and 2 together; job 1 after job 0 on server 1
+    one = Schedule((1, 3, 1, 0), ((0, 1), (0, 1), (2, 0), (2, 1)))
+    assert completion_times(inst, one) == [3, 5, 4, 1]  # with plain floor: job 0 ends at 4, job 1 at 6
