@@ -228,6 +228,8 @@ def pda_order(loads: Mapping[Any, np.ndarray], chains: Mapping[Any, Sequence[Any
         ``(lambda, n, rho)`` with ``M(n) = order[:n]``, the initial weights and ``A``.
     """
     stages = [a for chain in chains.values() for a in chain]
+    if not stages:          # nothing to order (no coflow in flight): reshape(0, -1) raised
+        return [], {"trace": [], "w0": {}, "weights": params.weights}
     pos = {a: n for n, a in enumerate(stages)}
     L = np.array([loads[a] for a in stages], dtype=float).reshape(len(stages), -1)
     last = {a: chain[-1] == a for chain in chains.values() for a in chain}

@@ -40,6 +40,31 @@ from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, i
 FAMILY = "cojob_network"
 FORMAT_VERSION = 1
 
+# Resource limits (issue 15), checked when an Instance is constructed (from JSON or in Python), so no
+# input makes a command hang or allocate gigabytes. The paper presets are far below them: testbed
+# 23 machines, 4 cojobs x 8 jobs, 7,500 iterations, 512,000 flow instances; simulation 60 machines,
+# 20 cojobs, 160 jobs, 374,400 flow instances; bytes <= 290, capacity <= 1,250, arrivals <= 511.
+#: Machines P (2P switch ports).
+MAX_MACHINES = 10_000
+#: Cojobs, and jobs over all cojobs.
+MAX_COJOBS = 10_000
+MAX_JOBS = 100_000
+#: Stages of one cojob, and flows of one job.
+MAX_STAGES = 1_000
+MAX_FLOWS = 100_000
+#: Cumulative iterations of a cojob (every iteration is a coflow the simulator and verify walk).
+MAX_ITERATIONS = 10_000_000
+#: Flow instances (iterations x flows, summed over jobs): the events of a simulation / verify.
+MAX_FLOW_INSTANCES = 5_000_000
+#: Stage-load entries (stages x 2P), the size of ``Instance.loads`` and of every PDA run.
+MAX_LOAD_ENTRIES = 10_000_000
+#: Any number (bytes, arrival, compute gap, capacity).
+MAX_VALUE = 1e12
+#: The time to run everything one after the other (latest arrival + every flow instance's bytes at
+#: the port capacity + every compute gap): every time a schedule holds stays far from overflow and
+#: keeps ~1e-3 relative resolution in the simulator's absolute event tolerance.
+MAX_HORIZON = 1e15
+
 
 @dataclass(frozen=True)
 class Job:
@@ -130,15 +155,18 @@ class Instance:
         ``instance.cojobs[0].jobs[1].flows[2][1]: must be <= 1, got 2``."""
         if _tuples(self.cojobs) is not self.cojobs:
             object.__setattr__(self, "cojobs", _tuples(self.cojobs))
-        machines = as_int(self.machines, "instance.machines", min=1)
-        as_float(self.capacity, "instance.capacity", positive=True)
+        machines = as_int(self.machines, "instance.machines", min=1, max=MAX_MACHINES)
+        capacity = _value(self.capacity, "instance.capacity", positive=True)
         if not isinstance(self.name, str):
             fail("instance.name", f"must be a string, got {type(self.name).__name__}")
         cojobs = _sequence(self.cojobs, "instance.cojobs", Cojob)
         if not cojobs:
             fail("instance.cojobs", "must not be empty")
+        if len(cojobs) > MAX_COJOBS:
+            fail("instance.cojobs", f"at most {MAX_COJOBS} cojobs (MAX_COJOBS), got {len(cojobs)}")
         for g, cojob in enumerate(cojobs):
             _validate_cojob(cojob, f"instance.cojobs[{g}]", machines)
+        _check_totals(cojobs, machines, capacity)
 
     @property
     def n_ports(self) -> int:
@@ -171,12 +199,20 @@ class Instance:
     def from_dict(cls, data) -> "Instance":
         """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
         are checked by the constructor."""
+        _version(data, "instance")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
         machines = r.int("machines")
         capacity = r.float("capacity", default=1.0)
         cojobs = tuple(_read_cojob(cr) for cr in r.objects(
             "cojobs", ("arrival", "iterations", "jobs"), ("model",), nonempty=False))
         return cls(machines, cojobs, capacity, r.str("name") if r.has("name") else "")
+
+
+def _version(data, what: str) -> None:
+    """``format_version`` must be the integer FORMAT_VERSION: ``true == 1`` in Python, so a bool
+    passed the shared reader's comparison (issue 15)."""
+    if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
+        fail(f"{what}.format_version", f"expected {FORMAT_VERSION}, got {data['format_version']!r}")
 
 
 def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
@@ -233,13 +269,48 @@ def _sequence(value, where: str, kind: type | None = None) -> tuple:
     return value
 
 
+def _value(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    """A finite number (not bool) within ``MAX_VALUE``."""
+    x = as_float(value, where, min=min, positive=positive)
+    if x > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
+    return x
+
+
+def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:
+    """The instance-wide limits (MAX_JOBS, MAX_FLOW_INSTANCES, MAX_LOAD_ENTRIES, MAX_HORIZON)."""
+    jobs = sum(len(c.jobs) for c in cojobs)
+    if jobs > MAX_JOBS:
+        fail("instance.cojobs", f"at most {MAX_JOBS} jobs in all (MAX_JOBS), got {jobs}")
+    stages = sum(len(c.iterations) for c in cojobs)
+    if stages * 2 * machines > MAX_LOAD_ENTRIES:
+        fail("instance.cojobs", f"{stages} stages x {2 * machines} ports = "
+                                f"{stages * 2 * machines} stage loads > {MAX_LOAD_ENTRIES} "
+                                f"(MAX_LOAD_ENTRIES)")
+    instances, horizon = 0, max(c.arrival for c in cojobs)
+    for c in cojobs:
+        for job in c.jobs:
+            n = c.iterations[job.stages - 1]
+            instances += n * len(job.flows)
+            horizon += n * (sum(x for _, _, x in job.flows) / capacity + job.compute)
+    if instances > MAX_FLOW_INSTANCES:
+        fail("instance.cojobs", f"{instances} flow instances (iterations x flows) > "
+                                f"{MAX_FLOW_INSTANCES} (MAX_FLOW_INSTANCES)")
+    if not horizon <= MAX_HORIZON:
+        fail("instance.cojobs", f"serial horizon (arrival + bytes / capacity + compute gaps) "
+                                f"{horizon:g} > {MAX_HORIZON:g} (MAX_HORIZON)")
+
+
 def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
-    as_float(cojob.arrival, f"{where}.arrival", min=0.0)
+    _value(cojob.arrival, f"{where}.arrival", min=0.0)
     iterations = _sequence(cojob.iterations, f"{where}.iterations")
     if not iterations:
         fail(f"{where}.iterations", "must not be empty")
+    if len(iterations) > MAX_STAGES:
+        fail(f"{where}.iterations", f"at most {MAX_STAGES} stages (MAX_STAGES), got "
+                                    f"{len(iterations)}")
     for k, n in enumerate(iterations):
-        as_int(n, f"{where}.iterations[{k}]", min=1)
+        as_int(n, f"{where}.iterations[{k}]", min=1, max=MAX_ITERATIONS)
         if k and n <= iterations[k - 1]:
             fail(f"{where}.iterations[{k}]",
                  f"cumulative iterations must increase, got {n} after {iterations[k - 1]}")
@@ -260,6 +331,8 @@ def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
     flows = _sequence(job.flows, f"{where}.flows")
     if not flows:
         fail(f"{where}.flows", "must not be empty")
+    if len(flows) > MAX_FLOWS:
+        fail(f"{where}.flows", f"at most {MAX_FLOWS} flows (MAX_FLOWS), got {len(flows)}")
     seen = set()
     for i, row in enumerate(flows):
         at = f"{where}.flows[{i}]"
@@ -268,11 +341,11 @@ def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
             fail(at, f"must have 3 entries, got {len(row)}")
         s = as_int(row[0], f"{at}[0]", min=0, max=machines - 1)
         d = as_int(row[1], f"{at}[1]", min=0, max=machines - 1)
-        as_float(row[2], f"{at}[2]", positive=True)
+        _value(row[2], f"{at}[2]", positive=True)
         if (s, d) in seen:
             fail(at, f"duplicate flow {s}->{d}")
         seen.add((s, d))
-    as_float(job.compute, f"{where}.compute", min=0.0)
+    _value(job.compute, f"{where}.compute", min=0.0)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -318,9 +391,12 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Shape and type checks (lists become tuples): nested ``starts`` of numbers, ``order`` of
-        index pairs, ``segments`` of :class:`Segment` whose rates have 5 entries. Values (finite,
-        non-negative, feasible) are :func:`verify`'s job, so it can name the equation at fault."""
+        """Validate every value, built in Python or read from JSON (issue 15; lists become tuples):
+        times (starts, segment ends) finite and >= 0, rates finite, indices integers (not bool)
+        >= 0 (iterations >= 1), no duplicate stage in ``order`` and no flow twice in one segment.
+        Messages name the field and index (``schedule.starts[0][1][0]: must be finite, got nan``).
+        Feasibility (ranges against the instance, negative rates (12), capacities, releases) is
+        :func:`verify`'s job, so it can name the equation at fault."""
         for key, depth in (("starts", 3), ("segments", 1), ("order", 2)):
             value = getattr(self, key)
             if _tuples(value, depth) is not value:
@@ -328,18 +404,33 @@ class Schedule:
         for g, jobs in enumerate(_sequence(self.starts, "schedule.starts")):
             for j, row in enumerate(_sequence(jobs, f"schedule.starts[{g}]")):
                 for k, t in enumerate(_sequence(row, f"schedule.starts[{g}][{j}]")):
-                    _number(t, f"schedule.starts[{g}][{j}][{k}]")
+                    _time(t, f"schedule.starts[{g}][{j}][{k}]")
+        seen: set = set()
         for i, a in enumerate(_sequence(self.order, "schedule.order")):
             if len(_sequence(a, f"schedule.order[{i}]")) != 2:
                 fail(f"schedule.order[{i}]", f"must have 2 entries, got {len(a)}")
             for q, v in enumerate(a):
-                as_int(v, f"schedule.order[{i}][{q}]")
+                as_int(v, f"schedule.order[{i}][{q}]", min=0)
+            if a in seen:
+                fail(f"schedule.order[{i}]", f"duplicate stage {list(a)}")
+            seen.add(a)
         for n, seg in enumerate(_sequence(self.segments, "schedule.segments", Segment)):
-            _number(seg.t0, f"schedule.segments[{n}][0]")
-            _number(seg.t1, f"schedule.segments[{n}][1]")
+            _time(seg.t0, f"schedule.segments[{n}][0]")
+            _time(seg.t1, f"schedule.segments[{n}][1]")
+            keys: set = set()
             for q, x in enumerate(_sequence(seg.rates, f"schedule.segments[{n}][2]")):
+                at = f"schedule.segments[{n}][2][{q}]"
                 if type(x) is not tuple or len(x) != 5:
-                    fail(f"schedule.segments[{n}][2][{q}]", f"must have 5 entries, got {x!r}")
+                    fail(at, f"must have 5 entries, got {x!r}")
+                if not all(type(v) is int and v >= 0 for v in x[:4]) or x[2] < 1:
+                    for p, v in enumerate(x[:4]):
+                        as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
+                rate = x[4]
+                if type(rate) is not float or not math.isfinite(rate):
+                    as_float(rate, f"{at}[4]")
+                if x[:4] in keys:
+                    fail(at, f"duplicate flow {list(x[:4])} in one segment")
+                keys.add(x[:4])
         if not isinstance(self.policy, str):
             fail("schedule.policy", f"must be a string, got {type(self.policy).__name__}")
 
@@ -351,6 +442,7 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data) -> "Schedule":
+        _version(data, "schedule")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("starts", "segments"), ("order", "policy"),
                        what="schedule")
         order = tuple(_read_pair(a, f"schedule.order[{i}]")
@@ -366,10 +458,10 @@ class Schedule:
         return cls(starts, segments, order, policy)
 
 
-def _number(value, where: str) -> None:
-    """A number (int or float, not bool); NaN and infinity pass here and fail in :func:`verify`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        fail(where, f"must be a number, got {value!r}")
+def _time(value, where: str) -> None:
+    """A finite number >= 0 (int or float, not bool)."""
+    if type(value) is not float or not 0 <= value < math.inf:
+        as_float(value, where, min=0.0)
 
 
 def _read_pair(row, where: str) -> tuple[int, int]:
@@ -415,7 +507,9 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     InfeasibleSchedule
         Naming the violated equation, e.g. ``"(11) port 0 at [2, 3): load 1.5 > capacity 1"``.
     """
+    _check_types(instance, schedule)
     _check_starts_shape(instance, schedule)
+    _check_order(instance, schedule)
     first, finish, sent = _integrate(instance, schedule)
     stage_done = completion_times(instance, schedule, finish)
     for g, cojob in enumerate(instance.cojobs):
@@ -427,6 +521,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
 
 def stage_completion_times(instance: Instance, schedule: Schedule) -> list[list[float]]:
     """``S_{g,k}`` of a schedule (no feasibility check beyond what integrating the rates needs)."""
+    _check_types(instance, schedule)
     _check_starts_shape(instance, schedule)
     _, finish, _ = _integrate(instance, schedule)
     return completion_times(instance, schedule, finish)
@@ -453,6 +548,28 @@ def _coflow_done(instance: Instance, finish: dict, g: int, j: int, i: int) -> fl
             infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
         done.append(t)
     return max(done)
+
+
+def _check_types(instance, schedule) -> None:
+    """verify() takes this family's validated Instance and Schedule only (an object of another
+    family raised AttributeError)."""
+    if not isinstance(instance, Instance):
+        fail("instance", f"must be a {FAMILY} Instance, got {type(instance).__name__}")
+    if not isinstance(schedule, Schedule):
+        infeasible(f"schedule: must be a {FAMILY} Schedule, got {type(schedule).__name__}")
+
+
+def _check_order(instance: Instance, schedule: Schedule) -> None:
+    """``order`` (sigma) names each stage of the instance at most once (unknown stages and
+    duplicates were accepted)."""
+    known = set(instance.stages)
+    seen: set = set()
+    for i, a in enumerate(schedule.order):
+        if a not in known:
+            infeasible(f"(sigma) order[{i}] = {list(a)} is not a stage of the instance")
+        if a in seen:
+            infeasible(f"(sigma) order[{i}] = {list(a)} is a duplicate stage")
+        seen.add(a)
 
 
 def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
@@ -502,11 +619,12 @@ def _integrate(instance: Instance, schedule: Schedule):
 
 
 def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
-    try:
-        job = instance.cojobs[g].jobs[j]
-        flow = job.flows[f]
-    except IndexError:
+    cojobs = instance.cojobs
+    if not (0 <= g < len(cojobs) and 0 <= j < len(cojobs[g].jobs)
+            and 0 <= f < len(cojobs[g].jobs[j].flows)):          # negative indices wrapped
         infeasible(f"(5) segment {n} names flow ({g},{j},{i},{f}), which does not exist")
+    job = cojobs[g].jobs[j]
+    flow = job.flows[f]
     if not 1 <= i <= instance.cojobs[g].iterations[job.stages - 1]:
         infeasible(f"(5) segment {n}: job ({g},{j}) has no iteration {i}")
     return flow
