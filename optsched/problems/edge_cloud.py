@@ -25,18 +25,26 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 A schedule is a list of *runs* per job. The model (2) needs exactly one run per job; preemptive
 baselines (which break (2c)/(2d) by design) use several and are checked by
 :func:`verify_preemptive` instead.
+
+Every :class:`Instance`, loaded from JSON or built in Python, is validated on construction
+(``Instance.__post_init__``), with messages naming the field, e.g.
+``instance.jobs[3].chunks: must be >= 1, got 0``; ``from_dict`` only reads the JSON fields.
+:func:`earliest_start`, :func:`min_flow` and :func:`deadlines` are per-job bounds of problem (2)
+shared by the exact model and the solvers.
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
-from optsched.problems.fields import Reader, Validated, as_int, as_list, fail, infeasible, readonly
-from optsched.tolerance import covers, slots_needed
+from optsched.problems.fields import Reader, as_float, as_int, as_list, fail, infeasible, readonly
+from optsched.tolerance import covers, slack, slots_needed
 
 FAMILY = "edge_cloud"
 FORMAT_VERSION = 1
@@ -72,6 +80,12 @@ class Job:
     bandwidth: float
     delay: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        """Normalisation only (a list of delays becomes a tuple, so a Job is hashable); the checks
+        need the server and type counts, so :class:`Instance` runs them."""
+        if isinstance(self.delay, list):
+            object.__setattr__(self, "delay", tuple(self.delay))
+
     @property
     def work(self) -> int:
         """``Q_j = E_j D_j M_j`` mini-batches."""
@@ -101,24 +115,46 @@ class Job:
         return d
 
     @classmethod
-    def read(cls, r: Reader, n_servers: int, n_wtypes: int, n_ptypes: int) -> "Job":
+    def read(cls, r: Reader) -> "Job":
+        """Read the JSON fields (types only); :class:`Instance` checks the values."""
         return cls(
-            arrival=r.int("arrival", min=1),
-            worker_type=r.int("worker_type", min=0, max=n_wtypes - 1),
-            ps_type=r.int("ps_type", min=0, max=n_ptypes - 1),
-            epochs=r.int("epochs", min=1), chunks=r.int("chunks", min=1),
-            minibatches=r.int("minibatches", min=1),
-            compute=r.float("compute", positive=True), update=r.float("update", min=0.0),
-            grad_mb=r.float("grad_mb", min=0.0), bandwidth=r.float("bandwidth", positive=True),
-            delay=r.ints("delay", length=n_servers, min=0),
+            arrival=r.int("arrival"), worker_type=r.int("worker_type"), ps_type=r.int("ps_type"),
+            epochs=r.int("epochs"), chunks=r.int("chunks"), minibatches=r.int("minibatches"),
+            compute=r.float("compute"), update=r.float("update"), grad_mb=r.float("grad_mb"),
+            bandwidth=r.float("bandwidth"), delay=r.ints("delay"),
         )
+
+    def check(self, where: str, n_servers: int, n_wtypes: int, n_ptypes: int) -> None:
+        """Validate the values (InvalidInstance naming ``where.field``)."""
+        as_int(self.arrival, f"{where}.arrival", min=1)
+        as_int(self.worker_type, f"{where}.worker_type", min=0, max=n_wtypes - 1)
+        as_int(self.ps_type, f"{where}.ps_type", min=0, max=n_ptypes - 1)
+        for key in ("epochs", "chunks", "minibatches"):
+            as_int(getattr(self, key), f"{where}.{key}", min=1)
+        as_float(self.compute, f"{where}.compute", positive=True)
+        as_float(self.update, f"{where}.update", min=0.0)
+        as_float(self.grad_mb, f"{where}.grad_mb", min=0.0)
+        as_float(self.bandwidth, f"{where}.bandwidth", positive=True)
+        delay = _sequence(self.delay, f"{where}.delay", length=n_servers)
+        for s, d in enumerate(delay):
+            as_int(d, f"{where}.delay[{s}]", min=0)
 
 
 @dataclass(frozen=True)
-class Instance(Validated):
+class Instance:
     """Servers (``workers[s][u] = W_su``, ``ps[s][v] = P_sv``) and jobs; ``horizon`` (T), ``f1``,
     ``f2`` parametrise the price functions (7), (8) of A_online (the paper's algorithm is
-    semi-online: it must know T). ``cloud`` lists the indices of cloud servers (informational)."""
+    semi-online: it must know T). ``cloud`` lists the indices of cloud servers (informational).
+
+    Validated on construction (DESIGN.md, "Instance JSON"): a wrong type, a negative size, an
+    index out of range, inconsistent dimensions or a job no server can serve raise
+    InvalidInstance naming the field; lists are normalised to tuples.
+
+    >>> Instance(workers=((2,), (4, 1)), ps=((1,), (1,)), jobs=())
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.workers[1]: must have 1 entries, got 2
+    """
 
     workers: tuple[tuple[int, ...], ...]
     ps: tuple[tuple[int, ...], ...]
@@ -130,6 +166,28 @@ class Instance(Validated):
     name: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        for key, depth in (("workers", 2), ("ps", 2), ("jobs", 1), ("cloud", 1)):
+            value = getattr(self, key)
+            normal = _tuples(value, depth)
+            if normal is not value:
+                object.__setattr__(self, key, normal)
+        workers = _int_rows(self.workers, "instance.workers")
+        _int_rows(self.ps, "instance.ps", rows=len(workers))
+        for i, c in enumerate(_sequence(self.cloud, "instance.cloud")):
+            as_int(c, f"instance.cloud[{i}]", min=0, max=len(workers) - 1)
+        jobs = _sequence(self.jobs, "instance.jobs", nonempty=True)
+        S, U, V = len(workers), len(workers[0]), len(self.ps[0])
+        for j, job in enumerate(jobs):
+            if not isinstance(job, Job):
+                fail(f"instance.jobs[{j}]", f"must be a Job, got {type(job).__name__}")
+            job.check(f"instance.jobs[{j}]", S, U, V)
+        as_int(self.horizon, "instance.horizon", min=1)
+        as_float(self.f1, "instance.f1", positive=True)
+        as_float(self.f2, "instance.f2", positive=True)
+        if not isinstance(self.name, str):
+            fail("instance.name", f"must be a string, got {type(self.name).__name__}")
+        _check_servable(self)
 
     @property
     def n_servers(self) -> int:
@@ -165,33 +223,59 @@ class Instance(Validated):
         return d
 
     @classmethod
-    def from_dict(cls, data) -> "Instance":
+    def from_dict(cls, data: Any) -> "Instance":
+        """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
+        are checked by the constructor."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("workers", "ps", "jobs"),
                        ("horizon", "f1", "f2", "cloud", "name"))
-        workers = _int_matrix(r, "workers")
-        ps = _int_matrix(r, "ps", rows=len(workers))
-        cloud = r.ints("cloud", min=0, max=len(workers) - 1) if r.has("cloud") else ()
-        jobs = tuple(Job.read(jr, len(workers), len(workers[0]), len(ps[0]))
-                     for jr in r.objects("jobs", JOB_FIELDS))
-        inst = object.__new__(cls)
-        values = dict(workers=workers, ps=ps, jobs=jobs, horizon=r.int("horizon", min=1, default=64),
-                      f1=r.float("f1", positive=True, default=1.0),
-                      f2=r.float("f2", positive=True, default=1.0),
-                      cloud=tuple(cloud), name=r.str("name") if r.has("name") else "")
-        for key, value in values.items():
-            object.__setattr__(inst, key, value)
-        _check_servable(inst)
-        return inst
+        workers = _read_rows(r, "workers")
+        ps = _read_rows(r, "ps")
+        cloud = r.ints("cloud") if r.has("cloud") else ()
+        jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS, nonempty=False))
+        return cls(workers=workers, ps=ps, jobs=jobs, horizon=r.int("horizon", default=64),
+                   f1=r.float("f1", default=1.0), f2=r.float("f2", default=1.0), cloud=cloud,
+                   name=r.str("name") if r.has("name") else "")
 
 
-def _int_matrix(r: Reader, key: str, rows: int | None = None) -> tuple[tuple[int, ...], ...]:
-    data = as_list(r.data[key], r.path(key), length=rows, nonempty=True)
-    out = []
+def _read_rows(r: Reader, key: str) -> tuple[tuple[int, ...], ...]:
+    """A JSON list of lists of integers (shape and values are checked by the constructor)."""
+    return tuple(tuple(as_int(v, f"{r.path(key)}[{s}][{k}]")
+                       for k, v in enumerate(as_list(row, f"{r.path(key)}[{s}]")))
+                 for s, row in enumerate(r.list(key)))
+
+
+def _tuples(value: Any, depth: int = 1) -> Any:
+    """``value`` with lists turned into tuples down to ``depth`` levels (the same object when it
+    already is; anything else is left for the checks to name)."""
+    if not isinstance(value, (list, tuple)):
+        return value
+    items = [_tuples(v, depth - 1) for v in value] if depth > 1 else list(value)
+    if type(value) is tuple and all(a is b for a, b in zip(items, value)):
+        return value
+    return tuple(items)
+
+
+def _sequence(value: Any, where: str, *, length: int | None = None,
+              nonempty: bool = False) -> tuple:
+    """``value`` must be a tuple (a list before normalisation) of ``length`` entries: the shape
+    check of a field built in Python, with :func:`~optsched.problems.fields.as_list`'s messages."""
+    if not isinstance(value, tuple):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        fail(where, f"must have {length} entries, got {len(value)}")
+    if nonempty and not value:
+        fail(where, "must not be empty")
+    return value
+
+
+def _int_rows(value: Any, where: str, rows: int | None = None) -> tuple[tuple[int, ...], ...]:
+    """A non-empty matrix of integers >= 0 with ``rows`` rows of equal, non-zero length."""
+    data = _sequence(value, where, length=rows, nonempty=True)
     for s, row in enumerate(data):
-        row = as_list(row, f"{r.path(key)}[{s}]", nonempty=True,
-                      length=len(out[0]) if out else None)
-        out.append(tuple(as_int(v, f"{r.path(key)}[{s}][{k}]", min=0) for k, v in enumerate(row)))
-    return tuple(out)
+        _sequence(row, f"{where}[{s}]", nonempty=True, length=len(data[0]) if s else None)
+        for k, v in enumerate(row):
+            as_int(v, f"{where}[{s}][{k}]", min=0)
+    return data
 
 
 def _check_servable(inst: Instance) -> None:
@@ -243,17 +327,46 @@ class Run:
 
 @dataclass(frozen=True)
 class Schedule:
-    """``runs[j]``: the runs of job ``j`` (exactly one for model (2))."""
+    """``runs[j]``: the runs of job ``j`` (exactly one for model (2)).
+
+    Shape and type checks on construction (lists become tuples): one non-empty tuple of
+    :class:`Run` per job, integer slots, servers and worker counts. Values (ranges, capacities,
+    work) are :func:`verify`'s job, so it can name the equation at fault.
+
+    >>> Schedule(((Run(1, 2, 0, ((0, "2"),)),),))
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: schedule.jobs[0][0].workers[0][1]: must be an integer, got '2'
+    """
 
     runs: tuple[tuple[Run, ...], ...]
     FAMILY = FAMILY
+
+    def __post_init__(self) -> None:
+        runs = _tuples(self.runs, 2)
+        for j, job_runs in enumerate(_sequence(runs, "schedule.jobs")):
+            for k, run in enumerate(_sequence(job_runs, f"schedule.jobs[{j}]", nonempty=True)):
+                where = f"schedule.jobs[{j}][{k}]"
+                if not isinstance(run, Run):
+                    fail(where, f"must be a Run, got {type(run).__name__}")
+                for key in ("start", "end", "ps"):
+                    as_int(getattr(run, key), f"{where}.{key}")
+                workers = _tuples(run.workers, 2)
+                for i, pair in enumerate(_sequence(workers, f"{where}.workers")):
+                    _sequence(pair, f"{where}.workers[{i}]", length=2)
+                    as_int(pair[0], f"{where}.workers[{i}][0]")
+                    as_int(pair[1], f"{where}.workers[{i}][1]")
+                if workers is not run.workers:
+                    runs = _replace_run(runs, j, k, Run(run.start, run.end, run.ps, workers))
+        if runs is not self.runs:
+            object.__setattr__(self, "runs", runs)
 
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
                 "jobs": [[run.to_dict() for run in runs] for runs in self.runs]}
 
     @classmethod
-    def from_dict(cls, data) -> "Schedule":
+    def from_dict(cls, data: Any) -> "Schedule":
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         runs = []
         for j, item in enumerate(r.list("jobs")):
@@ -270,6 +383,48 @@ class Schedule:
 
     def completions(self) -> list[int]:
         return [max(run.end for run in runs) for runs in self.runs]
+
+
+def _replace_run(runs: tuple, j: int, k: int, run: Run) -> tuple:
+    """``runs`` with ``runs[j][k]`` replaced (normalisation of a Run built with lists)."""
+    row = runs[j][:k] + (run,) + runs[j][k + 1:]
+    return runs[:j] + (row,) + runs[j + 1:]
+
+
+# ---------------------------------------------------------------- per-job bounds of problem (2)
+def earliest_start(instance: Instance, j: int) -> int:
+    """First slot job ``j`` can use: some worker server and some PS server must be ready (2i)."""
+    job = instance.jobs[j]
+    w = min(job.delay[s] for s in range(instance.n_servers) if instance.workers[s][job.worker_type])
+    p = min(job.delay[s] for s in range(instance.n_servers) if instance.ps[s][job.ps_type])
+    return job.arrival + max(w, p)
+
+
+def min_flow(instance: Instance, j: int) -> int:
+    """A lower bound on ``c_j - a_j`` on empty servers (the run occupies slots ``h..c``): the best of
+    co-located on one server ``s`` (start ``a_j + Delta_js``, ``min(D_j, W_su)`` workers, ``R^1``)
+    and distributed (earliest start, ``min(D_j, sum_s W_su)`` workers, ``R^0``)."""
+    job = instance.jobs[j]
+    u, v = job.worker_type, job.ps_type
+    best = earliest_start(instance, j) + math.ceil(
+        job.required(0) / min(job.chunks, int(instance.W[:, u].sum()))) - 1
+    for s in range(instance.n_servers):
+        if instance.workers[s][u] and instance.ps[s][v]:
+            n = min(job.chunks, instance.workers[s][u])
+            best = min(best, job.arrival + job.delay[s] + math.ceil(job.required(1) / n) - 1)
+    return best - job.arrival
+
+
+def deadlines(instance: Instance, upper_bound: float) -> list[int]:
+    """Latest completion of each job in some optimal schedule, given any feasible total flow
+    ``upper_bound``: ``c_j <= a_j + UB - sum_{k != j} LB_k`` with ``LB_k`` = :func:`min_flow`
+    (digest §3.3, valid tightening); the horizon of the exact model
+    (:func:`optsched.models.edge_cloud.build_exact`)."""
+    lbs = [min_flow(instance, j) for j in range(len(instance.jobs))]
+    total = sum(lbs)
+    ub = math.floor(upper_bound + slack(upper_bound))  # flows are integers; never round UB down
+    return [job.arrival + ub - (total - lbs[j])
+            for j, job in enumerate(instance.jobs)]
 
 
 def verify(instance: Instance, schedule: Schedule) -> float:
@@ -381,5 +536,28 @@ def _check_capacity(instance: Instance, schedule: Schedule) -> None:
 
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Run", "Schedule", "required_worker_slots", "verify",
-           "verify_preemptive"]
+def bars(instance: Instance, schedule: Schedule) -> list:
+    """Gantt bars for ``optsched plot``: one row per server (``edge s`` / ``cloud s``), one bar per
+    run and server it uses over slots ``start .. end``, drawn as ``[start - 1, end)`` so that a bar
+    ends at the job's completion c_j; labelled with the job's workers and PS there (``2W+PS``).
+    Jobs sharing a server are drawn in lanes. No feasibility check."""
+    from optsched.gantt import Bar
+
+    def name(s: int) -> str:
+        return f"{'cloud' if s in instance.cloud else 'edge'} {s}"
+
+    out = [Bar(name(s), 0.0, 0.0, -1) for s in range(instance.n_servers)]
+    for j, runs in enumerate(schedule.runs):
+        for run in runs:
+            count: dict[int, int] = {}
+            for s, n in run.workers:
+                count[s] = count.get(s, 0) + n
+            for s in sorted(set(count) | {run.ps}):
+                label = "+".join(x for x in (f"{count[s]}W" if s in count else "",
+                                             "PS" if s == run.ps else "") if x)
+                out.append(Bar(name(s), float(run.start - 1), float(run.end), j, label))
+    return out
+
+
+__all__ = ["FAMILY", "Instance", "Job", "Run", "Schedule", "bars", "deadlines", "earliest_start",
+           "min_flow", "required_worker_slots", "verify", "verify_preemptive"]

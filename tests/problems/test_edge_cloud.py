@@ -160,3 +160,36 @@ def test_broken_files(data):
         with pytest.raises(InvalidInstance) as err:
             load_instance(folder / name)
         assert fragment in str(err.value), (name, str(err.value))
+
+
+def test_python_built_instances_are_normalised_and_validated_like_json(inst):
+    """Issue 10: validation runs in Instance.__post_init__ (no second path through JSON); lists
+    become tuples, so a Python-built instance equals its JSON round trip and is hashable."""
+    built = Instance(workers=[[2], [4]], ps=[[1], [1]],
+                     jobs=[replace(job(1, (1, 3)), delay=[1, 3]), job(2, (1, 1))],
+                     horizon=16, cloud=[1], name="worked")
+    assert built == inst and hash(built) == hash(inst)
+    assert instance_from_dict(json.loads(dumps(built))) == built
+    with pytest.raises(InvalidInstance, match=r"instance.jobs\[1\].chunks: must be >= 1, got 0"):
+        replace(inst, jobs=(inst.jobs[0], replace(inst.jobs[1], chunks=0)))
+    with pytest.raises(InvalidInstance, match=r"instance.cloud\[0\]: must be <= 1, got 2"):
+        replace(inst, cloud=(2,))
+    with pytest.raises(InvalidInstance, match=r"instance.jobs\[0\].compute: must be > 0"):
+        replace(inst, jobs=(replace(inst.jobs[0], compute=0.0), inst.jobs[1]))
+    with pytest.raises(InvalidInstance, match=r"instance.jobs\[1\]: must be a Job, got dict"):
+        replace(inst, jobs=(inst.jobs[0], {"arrival": 1}))
+
+
+def test_schedule_shape_checks_and_normalisation():
+    """Schedule.__post_init__ checks shapes and types (values are verify's job) and turns lists
+    into tuples, also inside Runs."""
+    s = Schedule([[Run(2, 2, 0, [[0, 1], [1, 1]])]])
+    assert s == Schedule(((Run(2, 2, 0, ((0, 1), (1, 1))),),)) and hash(s)
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\]: must not be empty"):
+        Schedule(((),))
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\]\[0\].start: must be an integer"):
+        Schedule.single([Run(1.5, 2, 0, ((0, 1),))])
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\]\[0\].workers\[0\]: must have 2"):
+        Schedule.single([Run(1, 2, 0, ((0, 1, 2),))])
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[1\]\[0\]: must be a Run, got tuple"):
+        Schedule(((Run(1, 1, 0, ((0, 1),)),), ((1, 1, 0, ((0, 1),)),)))
