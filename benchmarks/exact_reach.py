@@ -11,7 +11,8 @@ Protocol (benchmarks/README.md, "Exact reach"):
 * per family a size ladder; at each size ``--seeds`` instances (seeds ``0..N-1``) from the
   family's ``small`` distribution with the generator's size override set to the size
   (:data:`LADDERS`: hetero_gpu ``max_tasks`` = size and ``n_jobs`` = ceil(0.6 size), so the task
-  count is the size; edge_cloud ``n_jobs`` = size);
+  count is the size; edge_cloud ``n_jobs`` = size; ring_contention ``sizes`` = the small mix of
+  GPUs per job {1:3, 2:2, 4:1} repeated to ``size`` jobs);
 * engines: ``milp`` = the registry's ``exact`` (``optsched.solve(inst, "exact", time_limit=...)``,
   HiGHS, threads = 1, gap 0) and ``cp`` = ``optsched.solvers.cp`` ``exact_cp`` (CP-SAT, one
   worker), each with the same time limit, seed 0, one instance at a time in this process;
@@ -23,8 +24,9 @@ Protocol (benchmarks/README.md, "Exact reach"):
 * where both engines prove an instance, their optima must agree (``optsched.tolerance.close``);
   a disagreement is printed and recorded in the CSV, never averaged away.
 
-Output: one CSV row per (family, engine, size, seed) with status, objective, bound, wall time and
-the 1-minute load average at its start; then a markdown table per family (size, mean instance
+Output: one CSV row per (family, engine, size, seed) with status, objective, bound, wall time, the
+process CPU time of the solve (on a shared machine the CPU share a solve got is cpu_s / runtime_s)
+and the 1-minute load average at its start; then a markdown table per family (size, mean instance
 size, proven per engine, median time per engine, time ratio MILP/CP-SAT) and a summary (largest
 size with every instance proven). The median at a size where some instance was not proven counts
 the unproven ones at the time limit (printed with ``>=``).
@@ -67,11 +69,21 @@ LADDERS: dict[str, Ladder] = {
                          lambda inst: len(inst.tasks), "tasks"),
     "edge_cloud": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 28, 32, 40),
                          lambda n: {"n_jobs": n}, lambda inst: len(inst.jobs), "jobs"),
+    "ring_contention": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 32),
+                              lambda n: {"sizes": _ring_sizes(n)}, lambda inst: len(inst.jobs),
+                              "jobs"),
 }
 
 ENGINES = ("milp", "cp")
+
+
+def _ring_sizes(n: int) -> tuple[int, ...]:
+    """ring_contention's ``small`` job mix {1:3, 2:2, 4:1} (GPUs per job) repeated to ``n`` jobs
+    (2 servers x 4 GPUs and the horizon T = 60 stay as in ``small``)."""
+    base = (1, 1, 1, 2, 2, 4)
+    return tuple(base[i % len(base)] for i in range(n))
 FIELDS = ("family", "engine", "size", "seed", "instance_size", "status", "proven", "objective",
-          "lower_bound", "runtime_s", "load1", "note")
+          "lower_bound", "runtime_s", "cpu_s", "load1", "note")
 
 
 def run_engine(engine: str, inst, time_limit: float) -> Result:
@@ -106,9 +118,11 @@ def ladder(family: str, engines: list[str], *, sizes: tuple[int, ...], seeds: in
                        "note": ""}
                 if failed or time.perf_counter() > stop_at:
                     row.update(status="skipped", proven=False, objective="", lower_bound="",
-                               runtime_s="", note="budget" if not failed else "size already failed")
+                               runtime_s="", cpu_s="", note="budget" if not failed else "size already failed")
                 else:
+                    cpu = time.process_time()
                     res = run_engine(engine, inst, time_limit)
+                    row["cpu_s"] = round(time.process_time() - cpu, 4)
                     proven = res.status is SolveStatus.OPTIMAL
                     row.update(status=res.status.value, proven=proven,
                                objective=res.objective if math.isfinite(res.objective) else "",
@@ -121,7 +135,7 @@ def ladder(family: str, engines: list[str], *, sizes: tuple[int, ...], seeds: in
                 writer.writerow(row)
                 log(f"{family:16s} {engine:4s} size {size:3d} seed {seed} "
                     f"({row['instance_size']} {spec.unit}) {row['status']:10s} "
-                    f"{row['runtime_s']!s:>8s} s  obj {row['objective']!s:>10s}  load {row['load1']}")
+                    f"{row['runtime_s']!s:>8s} s (cpu {row['cpu_s']!s:>8s})  obj {row['objective']!s:>10s}  load {row['load1']}")
             if failed:
                 active.remove(engine)
         _check_agreement(rows, family, size, log)

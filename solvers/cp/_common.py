@@ -172,7 +172,7 @@ def finish(solver, status: SolveStatus, has_solution: bool, info: dict, scale: f
            extract) -> Outcome:
     """The Outcome: the extracted schedule, the bound and the CP objective, both divided by
     ``scale`` (the objective's integer scaling)."""
-    lb = bound_of(solver, has_solution, scale)
+    lb = None if info.get("termination") == "MODEL_INVALID" else bound_of(solver, has_solution, scale)
     if not has_solution:
         return Outcome(None, status, lb if status is not SolveStatus.INFEASIBLE else None, info)
     obj = solver.objective_value / scale

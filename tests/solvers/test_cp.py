@@ -115,6 +115,27 @@ def test_edge_cloud_matches_brute_force():
         assert tolerance.close(obj, brute_force(inst, obj)), seed
 
 
+def test_ring_contention_matches_brute_force():
+    from tests.solvers.brute_ring_contention import brute_force
+
+    for seed in range(4):
+        inst = optsched.generate("ring_contention", "tiny", seed)
+        cp = _cp(inst)
+        assert cp.status is SolveStatus.OPTIMAL
+        obj = optsched.verify(inst, cp.schedule)
+        assert obj == brute_force(inst, int(obj))[0], seed
+
+
+def test_ring_contention_infeasible_horizon():
+    """No schedule ends by a too-short horizon: proven infeasible, no schedule."""
+    from dataclasses import replace
+
+    inst = optsched.generate("ring_contention", "tiny", 1)
+    short = replace(inst, horizon=1)
+    out = _cp(short)
+    assert out.status is SolveStatus.INFEASIBLE and out.schedule is None
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_cp_method_through_make_result(family):
     """``cp_method`` is a registry-ready exact Method; its Result is verified and optimal."""
