@@ -13,7 +13,10 @@
   enumerated in-window schedules (columns), its LP relaxation and the dual (5).
 
 All index sets are sparse: a variable exists only where the job may use the server (``t >= a_j +
-Delta_js``, capacity > 0) and inside the job's admissible slots.
+Delta_js``, capacity > 0) and inside the job's admissible slots. This module builds models and
+reads schedules from solved ones; the solves, the horizon heuristics and the column-generation
+loop live in :mod:`optsched.solvers.edge_cloud`. The per-job bounds it uses (``earliest_start``,
+and ``deadlines`` for the horizon) are in :mod:`optsched.problems.edge_cloud`.
 """
 
 from __future__ import annotations
@@ -24,50 +27,16 @@ from dataclasses import dataclass
 
 import pyomo.environ as pyo
 
-from optsched.problems.edge_cloud import Instance, Run, Schedule
-from optsched.tolerance import slack
-
-
-# ---------------------------------------------------------------- bounds shared by the builders
-def earliest_start(instance: Instance, j: int) -> int:
-    """First slot job ``j`` can use: some worker server and some PS server must be ready (2i)."""
-    job = instance.jobs[j]
-    w = min(job.delay[s] for s in range(instance.n_servers) if instance.workers[s][job.worker_type])
-    p = min(job.delay[s] for s in range(instance.n_servers) if instance.ps[s][job.ps_type])
-    return job.arrival + max(w, p)
-
-
-def min_flow(instance: Instance, j: int) -> int:
-    """A lower bound on ``c_j - a_j`` on empty servers (the run occupies slots ``h..c``): the best of
-    co-located on one server ``s`` (start ``a_j + Delta_js``, ``min(D_j, W_su)`` workers, ``R^1``)
-    and distributed (earliest start, ``min(D_j, sum_s W_su)`` workers, ``R^0``)."""
-    job = instance.jobs[j]
-    u, v = job.worker_type, job.ps_type
-    best = earliest_start(instance, j) + math.ceil(
-        job.required(0) / min(job.chunks, int(instance.W[:, u].sum()))) - 1
-    for s in range(instance.n_servers):
-        if instance.workers[s][u] and instance.ps[s][v]:
-            n = min(job.chunks, instance.workers[s][u])
-            best = min(best, job.arrival + job.delay[s] + math.ceil(job.required(1) / n) - 1)
-    return best - job.arrival
-
-
-def deadlines(instance: Instance, upper_bound: float) -> list[int]:
-    """Latest completion of each job in some optimal schedule, given any feasible total flow
-    ``upper_bound``: ``c_j <= a_j + UB - sum_{k != j} LB_k`` (digest §3.3, valid tightening)."""
-    lbs = [min_flow(instance, j) for j in range(len(instance.jobs))]
-    total = sum(lbs)
-    ub = math.floor(upper_bound + slack(upper_bound))  # flows are integers; never round UB down
-    return [job.arrival + ub - (total - lbs[j])
-            for j, job in enumerate(instance.jobs)]
+from optsched.problems.edge_cloud import Instance, Run, Schedule, earliest_start
 
 
 # ---------------------------------------------------------------- exact model (2) and batch (3)
 def build_exact(instance: Instance, deadline: list[int]) -> pyo.ConcreteModel:
     """Time-indexed MILP of (2): min ``sum_j (c_j - a_j)`` with ``c_j <= deadline[j]``.
 
-    Exact on integral slots whenever ``deadline`` is valid (e.g. from :func:`deadlines`).
-    ``model.flow_offset`` holds ``sum_j a_j`` so that ``objective = sum_t t ep - offset``.
+    Exact on integral slots whenever ``deadline`` is valid (e.g. from
+    :func:`optsched.problems.edge_cloud.deadlines`); job ``j`` may use the slots
+    ``earliest_start(j) .. deadline[j]``. The objective is ``sum_t t ep - sum_j a_j``.
     """
     slots = {j: range(earliest_start(instance, j), deadline[j] + 1) for j in range(len(instance.jobs))}
     m = _core(instance, slots, batch=False)
@@ -293,5 +262,5 @@ def build_dual(instance: Instance, columns: list[Column], jobs: list[int]) -> py
     return m
 
 
-__all__ = ["Column", "build_batch", "build_dual", "build_exact", "build_packing", "deadlines",
-           "earliest_start", "enumerate_columns", "extract_batch", "extract_schedule", "min_flow"]
+__all__ = ["Column", "build_batch", "build_dual", "build_exact", "build_packing",
+           "enumerate_columns", "extract_batch", "extract_schedule"]

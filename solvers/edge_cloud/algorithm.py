@@ -22,49 +22,102 @@ Reconstruction choices (digest §4, §8; the paper's pseudocode is partly garble
 - Algorithm 2: ``eta_j`` starts at 0, ``D_u = 1..D_j``, ties of COST_C/COST_D go to COST_C, a strict
   ``>`` keeps the smallest ``D_u`` among equal utilities (so once a cost-0 plan is found, larger
   ``D_u`` cannot win and the loop stops).
+
+Every choice is a field of :class:`AOnlineParams`; the registered variants (``a_online``,
+``a_online_dstar``, ``a_online_model``, ``a_online_ect`` and the baseline ``batchsche``) are the one
+function :func:`a_online` with the parameter sets :data:`FAITHFUL`, :data:`DSTAR`, :data:`MODEL`,
+:data:`ECT` and :data:`BATCHSCHE`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
+from optsched.deadline import Deadline
+from optsched.method import Params, param
 from optsched.problems.edge_cloud import Instance, Run, Schedule
+from optsched.result import Outcome, SolveStatus
 from optsched.solvers.online import (
     BatchResult, Candidate, UsageLedger, doubling_rounds, exponential_price, next_window,
     primal_dual_admission,
 )
 
+#: Round cap of Algorithm 1 (not in the paper: it loops until every job is scheduled).
+MAX_ROUNDS = 40
+
+Rule = Literal["paper", "model"]
+Sort = Literal["paper", "exact"]
+CostD = Literal["paper", "exact", "none"]
+CostMode = Literal["paper", "exact"]
+TieBreak = Literal["paper", "earliest_completion"]
+Line3 = Literal["drop"]
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "rule": ("paper", "model"), "sort": ("paper", "exact"), "costd": ("paper", "exact", "none"),
+    "cost_mode": ("paper", "exact"), "tie_break": ("paper", "earliest_completion"),
+    "line3": ("drop",),
+}
+
 
 @dataclass(frozen=True)
-class Config:
-    """Switches of A_online (digest §8).
+class AOnlineParams(Params):
+    """The choices of A_online (Algorithms 1-4; digest §4, §8). The defaults are the algorithm as
+    printed (as far as it can be read): the registered ``a_online``.
 
-    rule        ``"paper"`` | ``"model"`` server eligibility (see module docstring).
-    sort        COST_C server order: ``"paper"`` (price at slot tau+1) | ``"exact"`` (window cost).
-    costd       ``"paper"`` (Algorithm 4 as reconstructed) | ``"exact"`` (COST_D*, digest §4.6) |
-                ``"none"`` (no distributed placement).
-    cost_mode   COST_D candidate cost: ``"paper"`` (Algorithm 4's bookkeeping) | ``"exact"``.
-    colocate    False disables COST_C (BatchSche baseline: every job priced and run at p^0).
-    tie_break   ``"paper"`` (strict ``>``: smallest D_u among equal utilities) |
-                ``"earliest_completion"`` (not in the paper: equal utilities -> earliest c_j).
+    >>> AOnlineParams(rule="model").rule
+    'model'
+    >>> AOnlineParams(rule="exact")
+    Traceback (most recent call last):
+    ...
+    ValueError: rule: unknown 'exact' (known: paper, model)
     """
 
-    rule: str = "paper"
-    sort: str = "paper"
-    costd: str = "paper"
-    cost_mode: str = "paper"
-    colocate: bool = True
-    tie_break: str = "paper"
+    rule: Rule = param(
+        "paper", "COST_C/COST_D line 3: server s is eligible in round i iff a_j + Delta_js < tau_i "
+                 "('paper', as printed); 'model': a_j + Delta_js <= tau_i + 1, exactly (2i) for a "
+                 "start at tau_i + 1 (digest §4.1)")
+    sort: Sort = param(
+        "paper", "COST_C (Alg. 3) line 3: servers sorted by the price lambda(tau_i), read at slot "
+                 "tau_i + 1 ('paper'); 'exact': by the true window cost (9) (digest §8 #20)")
+    costd: CostD = param(
+        "paper", "Alg. 2 line 5 min(COST_C, COST_D): COST_D is Algorithm 4 as reconstructed "
+                 "('paper', digest §4.5), the exact separable placement COST_D* ('exact', digest "
+                 "§4.6) or absent ('none')")
+    cost_mode: CostMode = param(
+        "paper", "Alg. 4 lines 11-33: its candidates ranked by the algorithm's bookkeeping cost "
+                 "('paper') or by the true cost (9) ('exact'); only with costd='paper'")
+    colocate: bool = param(
+        True, "Alg. 2 line 5: COST_C (all workers with the PS, p^1) is tried; False drops it, "
+              "every job priced and run at p^0 (the BatchSche baseline, Sec. VI)")
+    tie_break: TieBreak = param(
+        "paper", "Alg. 2 lines 6-8 'if u > eta_j': the strict '>' keeps the smallest D_u among "
+                 "equal utilities ('paper'); 'earliest_completion' breaks ties by the earliest "
+                 "c_j (not in the paper)")
+    line3: Line3 = param(
+        "drop", "Alg. 2 line 3 'for c_j = tau_i to tau_{i+1}': COST_C/COST_D overwrite c_j, so the "
+                "loop is dropped and every job of round i starts at tau_i + 1 (digest §8 #14; the "
+                "readings issue adds c_j as the completion slot)")
+
+    def __post_init__(self) -> None:
+        for name, choices in _CHOICES.items():
+            value = getattr(self, name)
+            if value not in choices:
+                raise ValueError(f"{name}: unknown {value!r} (known: {', '.join(choices)})")
 
 
-FAITHFUL = Config()
-DSTAR = Config(sort="exact", costd="exact", cost_mode="exact")
-MODEL = Config(rule="model", sort="exact", costd="exact", cost_mode="exact")
-BATCHSCHE = Config(sort="exact", costd="exact", cost_mode="exact", colocate=False)
-ECT = Config(sort="exact", costd="exact", cost_mode="exact", tie_break="earliest_completion")
+#: The algorithm as printed (registered ``a_online``).
+FAITHFUL = AOnlineParams()
+#: The exact distributed placement COST_D* and the exact server order (``a_online_dstar``).
+DSTAR = AOnlineParams(sort="exact", costd="exact", cost_mode="exact")
+#: COST_D* with eligibility exactly (2i) (``a_online_model``; also the exact method's incumbent).
+MODEL = AOnlineParams(rule="model", sort="exact", costd="exact", cost_mode="exact")
+#: The BatchSche baseline: A_online's batching without COST_C (``batchsche``).
+BATCHSCHE = AOnlineParams(sort="exact", costd="exact", cost_mode="exact", colocate=False)
+#: Equal utilities broken by the earliest completion (``a_online_ect``, not in the paper).
+ECT = AOnlineParams(sort="exact", costd="exact", cost_mode="exact", tie_break="earliest_completion")
 
 
 def thetas(instance: Instance) -> tuple[float, float]:
@@ -204,27 +257,28 @@ def _true_cost(view: JobView, E: list[int], y: list[int], k: int, d: int) -> flo
             + float(view.mu_sum[E[k], d - 1]))
 
 
-def best_placement(instance: Instance, j: int, view: JobView, cfg: Config) -> tuple[float, Run | None]:
+def best_placement(instance: Instance, j: int, view: JobView,
+                   params: AOnlineParams) -> tuple[float, Run | None]:
     """Lines 3-17 of Algorithm 2 for one job: the plan of maximal utility ``1 - min(COST_C, COST_D)``
     over ``D_u = 1..D_j`` (strict ``>``: the smallest ``D_u`` wins ties). Run slots are offsets."""
     best_cost, best = math.inf, None
     for n in range(1, instance.jobs[j].chunks + 1):
-        cc, lc = cost_c(instance, j, n, view, cfg.sort) if cfg.colocate else (math.inf, None)
-        if cfg.costd == "exact":
+        cc, lc = cost_c(instance, j, n, view, params.sort) if params.colocate else (math.inf, None)
+        if params.costd == "exact":
             cd, ld = cost_d_star(instance, j, n, view)
-        elif cfg.costd == "paper":
-            cd, ld = cost_d_paper(instance, j, n, view, cfg.cost_mode)
+        elif params.costd == "paper":
+            cd, ld = cost_d_paper(instance, j, n, view, params.cost_mode)
         else:
             cd, ld = math.inf, None
         mc, plan = (cd, ld) if cd < cc else (cc, lc)   # ties -> COST_C
         if plan is None:
             continue
-        if cfg.tie_break == "paper":
+        if params.tie_break == "paper":
             if mc < best_cost:
                 best_cost, best = mc, plan
                 if mc <= 0:
                     break                               # utility 1 cannot be beaten
-        elif mc < best_cost or (mc == best_cost and plan.end < best.end):
+        elif mc < best_cost or (mc == best_cost and best is not None and plan.end < best.end):
             best_cost, best = mc, plan
     return best_cost, best
 
@@ -233,13 +287,18 @@ def _shift(run: Run, tau: int) -> Run:
     return Run(run.start + tau + 1, run.end + tau + 1, run.ps, run.workers)
 
 
-def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg: Config,
-              state: dict | None = None) -> BatchResult:
+def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int,
+              params: AOnlineParams, state: dict | None = None, *,
+              deadline: Deadline | None = None) -> BatchResult:
     """Algorithm 2 on the window ``tau+1..tau_next`` through the shared primal-dual admission.
 
     If ``state`` is a dict, the round's final dual values are stored in it: ``eta`` (job ->
     max(0, utility), eq. (6)), ``lam`` and ``mu`` (the prices (7), (8) after the last admission,
-    arrays with rows ``s*U+u`` / ``s*V+v`` and one column per window slot)."""
+    arrays with rows ``s*U+u`` / ``s*V+v`` and one column per window slot).
+
+    ``deadline`` is passed to the shared admission loop, which stops before the next job once it
+    has passed (``info["stopped"]``; the jobs not examined are neither admitted nor rejected).
+    """
     th1, th2 = thetas(instance)
     slots = range(tau + 1, tau_next + 1)
     wl = UsageLedger(instance.W.reshape(-1), slots, exponential_price(th1))
@@ -247,25 +306,29 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int, cfg
     seen: dict[int, float] = {}
     not_ready: list[int] = []
 
-    def best_plan(j: int, ledger: UsageLedger) -> Candidate | None:
-        view = job_view(instance, j, wl, pl, tau, cfg.rule)
+    def best_plan(j: Any, ledger: UsageLedger) -> Candidate | None:
+        view = job_view(instance, j, wl, pl, tau, params.rule)
         if not _ready_somewhere(instance, j, view):
             not_ready.append(j)
-        cost, run = best_placement(instance, j, view, cfg)
+        cost, run = best_placement(instance, j, view, params)
         seen[j] = cost
         if run is None:
             return None
         run = _shift(run, tau)
         return Candidate(cost, plan=run, charge=lambda _: _charge(instance, j, run, wl, pl))
 
-    res = primal_dual_admission(batch, weight=lambda j: 1.0, best_plan=best_plan, ledger=wl)
+    res = primal_dual_admission(batch, weight=lambda j: 1.0, best_plan=best_plan, ledger=wl,
+                                deadline=deadline)
     plans = {a.job: a.plan for a in res.admitted}
     if state is not None:
         state.update(eta=dict(res.utility), lam=wl.prices.copy(), mu=pl.prices.copy())
     priced_out = [j for j in res.rejected if math.isfinite(seen[j])]
     last = max((r.end for r in plans.values()), default=None)
-    return BatchResult(plans, last, {"accepted": len(plans), "rejected": len(res.rejected),
-                                     "priced_out": len(priced_out), "not_ready": len(not_ready)})
+    info = {"accepted": len(plans), "rejected": len(res.rejected),
+            "priced_out": len(priced_out), "not_ready": len(not_ready)}
+    if res.stopped:
+        info["stopped"] = True
+    return BatchResult(plans, last, info)
 
 
 def _ready_somewhere(instance: Instance, j: int, view: JobView) -> bool:
@@ -283,26 +346,76 @@ def _charge(instance: Instance, j: int, run: Run, wl: UsageLedger, pl: UsageLedg
     pl.charge_block([run.ps * instance.n_ptypes + job.ps_type], run.start, run.end, [1])
 
 
-def a_online(instance: Instance, cfg: Config = FAITHFUL, max_rounds: int = 40) -> tuple[Schedule, list]:
-    """Algorithm 1: doubling rounds; round i runs A_maxsche on the pending jobs for the window
-    ``tau_i+1..tau_{i+1}``. Returns the schedule and the round log (accepted/rejected/priced-out).
+def a_online(instance: Instance, params: AOnlineParams = FAITHFUL, *, deadline: Deadline,
+             seed: int = 0) -> Outcome:
+    """A_online (Algorithm 1 with A_maxsche, COST_C and COST_D; She et al., seeds/001).
 
-    Raises
-    ------
-    RuntimeError
-        If some job is still unscheduled after ``max_rounds`` rounds.
+    Doubling rounds: round i decides at ``tau_i = 2^(i-1)`` for the window ``tau_i+1..tau_{i+1}``;
+    A_maxsche (Algorithm 2) admits the pending jobs in arrival order while their utility
+    ``1 - min_{D_u} min(COST_C, COST_D)`` under the prices (7), (8) is positive; rejected jobs wait
+    for the next round.
+
+    Parameters
+    ----------
+    instance
+        The edge_cloud instance (A_online is semi-online: it reads the horizon T for (7), (8)).
+    params
+        :class:`AOnlineParams`; :data:`FAITHFUL` is the algorithm as printed (``a_online``), the
+        other registered variants are :data:`DSTAR`, :data:`MODEL`, :data:`ECT` and
+        :data:`BATCHSCHE`.
+    deadline
+        Checked before every round and every job priced (by the shared framework,
+        :mod:`optsched.solvers.online`); when it passes, the call stops with no schedule and
+        status ``time_limit``.
+    seed
+        Unused (deterministic).
+
+    Returns
+    -------
+    Outcome
+        The schedule (one run per job) with status ``feasible`` and the round log in
+        ``info["rounds"]`` (accepted / rejected / priced-out / not-ready per round, with totals
+        ``info["priced_out"]``, ``info["rejected"]``, ``info["not_ready"]``); no schedule and
+        status ``time_limit`` when stopped by the deadline, or ``unknown`` with
+        ``info["reason"]`` when a job is still unscheduled after :data:`MAX_ROUNDS` rounds.
+
+    Notes
+    -----
+    The paper proves no ratio for A_online (it only shows Figs. 3-14), so its ``guarantee`` is
+    None. docs/errata.md E1: Fig. 14's "ratio close to 1" is not reproduced (A_online / OPT = 35/6
+    on ``tests/data/edge_cloud/fig14_ratio.json``; the doubling rounds and the eligibility rule
+    cause it); E2/E3: DRF and Preemptive-with-cost beat A_online at Sec. VI scale; E5: the
+    formulas that needed a decision (the fields of :class:`AOnlineParams`).
+
+    Examples
+    --------
+    >>> from optsched import solve
+    >>> from optsched.workloads.edge_cloud import generate
+    >>> res = solve(generate("tiny", 0), "a_online")
+    >>> res.status.value, res.objective, res.info["params"]["rule"]
+    ('feasible', 33.0, 'paper')
     """
     out = doubling_rounds(
         list(range(len(instance.jobs))), arrival=lambda j: instance.jobs[j].arrival,
-        schedule_batch=lambda rnd, batch: a_maxsche(instance, batch, rnd.tau, rnd.tau_next, cfg),
-        window=next_window, max_rounds=max_rounds)
-    if out.unscheduled:
-        raise RuntimeError(f"a_online: job {out.unscheduled[0]} unscheduled after {max_rounds} rounds")
-    runs = [out.plans[j] for j in range(len(instance.jobs))]
+        schedule_batch=lambda rnd, batch: a_maxsche(instance, batch, rnd.tau, rnd.tau_next, params,
+                                                    deadline=deadline),
+        window=next_window, max_rounds=MAX_ROUNDS, deadline=deadline)
     log = [{"round": r.round.index, "tau": r.round.tau, "batch": len(r.batch), **r.info}
            for r in out.rounds]
-    return Schedule.single(runs), log
+    info: dict[str, Any] = {"rounds": log, "priced_out": sum(r["priced_out"] for r in log),
+                            "rejected": sum(r["rejected"] for r in log),
+                            "not_ready": sum(r["not_ready"] for r in log)}
+    if out.stopped:
+        info["stopped"] = (f"deadline: stopped after {len(log)} rounds, "
+                           f"{len(out.unscheduled)} of {len(instance.jobs)} jobs unscheduled")
+        return Outcome(None, SolveStatus.TIME_LIMIT, info=info)
+    if out.unscheduled:
+        info["reason"] = f"a_online: job {out.unscheduled[0]} unscheduled after {MAX_ROUNDS} rounds"
+        return Outcome(None, SolveStatus.UNKNOWN, info=info)
+    runs = [out.plans[j] for j in range(len(instance.jobs))]
+    return Outcome(Schedule.single(runs), SolveStatus.FEASIBLE, info=info)
 
 
-__all__ = ["BATCHSCHE", "Config", "DSTAR", "ECT", "FAITHFUL", "MODEL", "a_maxsche", "a_online",
-           "best_placement", "cost_c", "cost_d_paper", "cost_d_star", "job_view", "thetas"]
+__all__ = ["AOnlineParams", "BATCHSCHE", "DSTAR", "ECT", "FAITHFUL", "MAX_ROUNDS", "MODEL",
+           "a_maxsche", "a_online", "best_placement", "cost_c", "cost_d_paper",
+           "cost_d_star", "job_view", "thetas"]

@@ -1,43 +1,100 @@
 """Baselines of She et al. (seeds/001, Sec. VI): FIFO, DRF and Preemptive, as our slot-stepping
 reimplementations (digest §6.2; the paper gives one sentence each and cites [31] for Preemptive,
 which is missing from its bibliography). BatchSche is A_online without COST_C (see
-:mod:`.a_online`, ``BATCHSCHE``).
+:mod:`.algorithm`, ``BATCHSCHE``). ``greedy_ect`` is ours.
 
 All simulate slots t = 1, 2, ...; a job may use server s from slot ``a_j + Delta_js`` on (2i).
+Every method returns an :class:`~optsched.result.Outcome` and checks the call's
+:class:`~optsched.deadline.Deadline` every slot (every job for ``greedy_ect``): stopped by it, it
+returns no schedule and status ``time_limit``. FIFO, DRF and greedy_ect place every job with its
+PS and at least one worker on one server; on an instance where some job has no such server they
+return no schedule, status ``unknown`` and ``info["reason"]`` (they would never finish it).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-from optsched.problems.edge_cloud import Instance, Run, Schedule
+from optsched.deadline import Deadline
+from optsched.method import Params, param
+from optsched.problems.edge_cloud import Instance, Job, Run, Schedule
+from optsched.result import Outcome, SolveStatus
+from optsched.simulate.capacity import CapacityProfile, ReleasePool
+from optsched.tolerance import covers
 
 MAX_SLOTS = 1_000_000
 
 
+@dataclass(frozen=True)
+class PreemptiveParams(Params):
+    """The choices of the Preemptive baseline (Sec. VI, Figs. 7-10; our reimplementation of [31]).
+    The defaults are Figs. 7-8 (``preemptive``); Figs. 9-10 (``preemptive_overhead``) use
+    ``PreemptiveParams(overhead=0.25, respect_delay=True)``."""
+
+    overhead: float = param(
+        0.0, "Sec. VI Figs. 9-10 'with preemption cost': slots of progress lost in the first slot "
+             "of every run after the first (placement change or resume); the paper gives no "
+             "value (0 for Figs. 7-8; 0.25 registered, digest §6.2)")
+    respect_delay: bool = param(
+        False, "Figs. 7-8 ignore the upload delay Delta (False: a job may use every server from "
+               "a_j on); True respects (2i) as the non-preemptive methods do")
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.overhead < float("inf"):
+            raise ValueError(f"overhead: must be a finite number >= 0, got {self.overhead}")
+
+
+class Stopped(Exception):
+    """A simulation stopped by the call's deadline (its message becomes ``info["stopped"]``)."""
+
+
+class _Unschedulable(Exception):
+    """A baseline cannot finish the instance (its reason becomes ``info["reason"]``)."""
+
+
+def _outcome(build: Callable[[], Schedule]) -> Outcome:
+    """Run a simulation; stopped by the deadline -> ``time_limit``, unable -> ``unknown``."""
+    try:
+        return Outcome(build(), SolveStatus.FEASIBLE)
+    except Stopped as stop:
+        return Outcome(None, SolveStatus.TIME_LIMIT, info={"stopped": str(stop)})
+    except _Unschedulable as exc:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"reason": str(exc)})
+
+
+def colocation_gap(instance: Instance, method: str) -> str | None:
+    """Why ``method`` (which co-locates each job's PS with a worker) cannot schedule ``instance``:
+    the first job with no server holding both a type-u_j worker and a type-v_j PS slot, or None."""
+    for j, job in enumerate(instance.jobs):
+        if not any(w[job.worker_type] and p[job.ps_type]
+                   for w, p in zip(instance.workers, instance.ps)):
+            return (f"{method} places a job's PS with a worker on one server; job {j} has no "
+                    f"server with both a type-{job.worker_type} worker and a type-{job.ps_type} PS")
+    return None
+
+
 class _Pool:
-    """Free worker slots (servers x U) and PS slots (servers x V) with releases at run ends."""
+    """Free worker slots (servers x U) and PS slots (servers x V) with releases at run ends: the
+    shared :class:`~optsched.simulate.capacity.ReleasePool` over the kinds (U worker types, then
+    V PS types); ``w`` and ``p`` are views of its ``free``."""
 
     def __init__(self, instance: Instance):
-        self.w = np.array(instance.W, dtype=np.int64)
-        self.p = np.array(instance.P, dtype=np.int64)
-        self.releases: list[tuple[int, int, Run, int, int]] = []
+        self.n_u = instance.W.shape[1]
+        self.pool = ReleasePool(np.concatenate([np.asarray(instance.W, dtype=np.int64),
+                                                np.asarray(instance.P, dtype=np.int64)], axis=1))
+        self.w, self.p = self.pool.free[:, :self.n_u], self.pool.free[:, self.n_u:]
 
     def take(self, run: Run, u: int, v: int, key: int) -> None:
-        for s, n in run.workers:
-            self.w[s, u] -= n
-        self.p[run.ps, v] -= 1
-        heapq.heappush(self.releases, (run.end + 1, key, run, u, v))
+        cells = [(s, u, n) for s, n in run.workers] + [(run.ps, self.n_u + v, 1)]
+        self.pool.take(cells, run.end + 1, key)
 
     def release_until(self, t: int) -> None:
-        while self.releases and self.releases[0][0] <= t:
-            _, _, run, u, v = heapq.heappop(self.releases)
-            for s, n in run.workers:
-                self.w[s, u] += n
-            self.p[run.ps, v] += 1
+        self.pool.release_until(t)
 
 
 def _ready(instance: Instance) -> np.ndarray:
@@ -45,16 +102,27 @@ def _ready(instance: Instance) -> np.ndarray:
     return np.array([[job.arrival + d for d in job.delay] for job in instance.jobs], dtype=np.int64)
 
 
-def fifo(instance: Instance) -> Schedule:
+def fifo(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """FIFO [26]: jobs in arrival order (head-of-line blocking), each started at the earliest slot on
     the eligible server with the most free type-u_j workers (ties: smaller delay, then index), all
-    workers co-located with the PS (xi = 1) for ``ceil(R^1_j / N)`` slots."""
+    workers co-located with the PS (xi = 1) for ``ceil(R^1_j / N)`` slots.
+
+    Returns a schedule (``feasible``), none with ``time_limit`` when ``deadline`` passes, or none
+    with ``unknown`` and ``info["reason"]`` when some job cannot be co-located anywhere.
+    ``seed`` is unused (deterministic)."""
+    reason = colocation_gap(instance, "fifo")
+    if reason is not None:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"reason": reason})
+    return _outcome(lambda: _fifo(instance, deadline))
+
+
+def _fifo(instance: Instance, deadline: Deadline) -> Schedule:
     pool, ready = _Pool(instance), _ready(instance)
     queue = sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j))
     runs: dict[int, Run] = {}
     t = 0
     while queue:
-        t = _tick(t)
+        t = _tick(t, deadline)
         pool.release_until(t)
         while queue and instance.jobs[queue[0]].arrival <= t:
             j = queue[0]
@@ -71,19 +139,32 @@ def fifo(instance: Instance) -> Schedule:
     return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
-def _tick(t: int) -> int:
-    """The next slot (simulations step slot by slot)."""
+def _tick(t: int, deadline: Deadline) -> int:
+    """The next slot (simulations step slot by slot); raises :class:`Stopped` once ``deadline``
+    has passed."""
+    if deadline.expired():
+        raise Stopped(f"deadline: simulation stopped at slot {t}")
     if t + 1 > MAX_SLOTS:
-        raise RuntimeError("baseline simulation exceeded MAX_SLOTS")
+        raise _Unschedulable(f"baseline simulation exceeded MAX_SLOTS = {MAX_SLOTS}")
     return t + 1
 
 
-def drf(instance: Instance) -> Schedule:
+def drf(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """DRF [7]: at every slot, progressive filling over the waiting jobs by dominant share
     ``max(N_j / sum_s W_{s u_j}, [PS held] / sum_s P_{s v_j})`` (ties (a_j, j)); a job first reserves a
     PS on the eligible server with the most free type-u_j workers, then grows one worker at a time
     (on the PS's server while it has room, else on the eligible server with most free workers).
-    Jobs with a PS and >= 1 worker start now and keep their allocation (xi from co-location)."""
+    Jobs with a PS and >= 1 worker start now and keep their allocation (xi from co-location).
+
+    Returns as :func:`fifo` (a job reserves its PS on a server with a free worker, so a job that
+    cannot be co-located anywhere would wait forever: ``unknown`` with ``info["reason"]``)."""
+    reason = colocation_gap(instance, "drf")
+    if reason is not None:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"reason": reason})
+    return _outcome(lambda: _drf(instance, deadline))
+
+
+def _drf(instance: Instance, deadline: Deadline) -> Schedule:
     pool, ready = _Pool(instance), _ready(instance)
     tot_w = instance.W.sum(axis=0)
     tot_p = instance.P.sum(axis=0)
@@ -91,7 +172,7 @@ def drf(instance: Instance) -> Schedule:
     runs: dict[int, Run] = {}
     t = 0
     while waiting:
-        t = _tick(t)
+        t = _tick(t, deadline)
         pool.release_until(t)
         cand = [j for j in sorted(waiting, key=lambda j: (instance.jobs[j].arrival, j))
                 if instance.jobs[j].arrival <= t and (ready[j] <= t).any()]
@@ -143,21 +224,32 @@ def _progressive_fill(instance, pool, ready, cand, t, tot_w, tot_p) -> dict[int,
     return started
 
 
-def preemptive(instance: Instance, *, overhead: float = 0.0, respect_delay: bool = False) -> Schedule:
+def preemptive(instance: Instance, params: PreemptiveParams = PreemptiveParams(), *,
+               deadline: Deadline, seed: int = 0) -> Outcome:
     """Preemptive (our reimplementation of [31]): every slot, reallocate from scratch in SRPT order
     of ``rem_j / (p^1_j D_j)``; a job takes the server with a free PS and the most free workers
     (co-located, up to D_j), else a PS anywhere and workers spread greedily by free capacity.
-    ``overhead`` slots of progress are lost in the first slot of every run after the first (placement
-    change or resume), as :func:`~optsched.problems.edge_cloud.verify_preemptive` counts them.
-    ``respect_delay=False`` ignores Delta (Figs. 7-8); a job is still only usable from ``a_j`` on."""
-    J = len(instance.jobs)
-    ready = _ready(instance) if respect_delay else np.array(
+
+    ``params.overhead`` slots of progress are lost in the first slot of every run after the first
+    (placement change or resume), as :func:`~optsched.problems.edge_cloud.verify_preemptive` counts
+    them; ``params.respect_delay=False`` ignores Delta (Figs. 7-8), a job is still only usable from
+    ``a_j`` on. A job is done when its work is covered under the tolerance policy
+    (:func:`optsched.tolerance.covers`, as ``verify_preemptive`` checks it). The schedule breaks
+    (2c)/(2d) by design: it is checked by ``verify_preemptive``. Stopped by ``deadline``: no
+    schedule, ``time_limit``. ``seed`` is unused (deterministic)."""
+    return _outcome(lambda: _preemptive(instance, params, deadline))
+
+
+def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline) -> Schedule:
+    J, overhead = len(instance.jobs), params.overhead
+    ready = _ready(instance) if params.respect_delay else np.array(
         [[job.arrival] * instance.n_servers for job in instance.jobs], dtype=np.int64)
     left = [float(job.work) for job in instance.jobs]
+    done = [0.0] * J
     runs: list[list[Run]] = [[] for _ in range(J)]
     t, active = 0, set(range(J))
     while active:
-        t = _tick(t)
+        t = _tick(t, deadline)
         w, p = np.array(instance.W), np.array(instance.P)
         order = sorted((j for j in active if instance.jobs[j].arrival <= t and (ready[j] <= t).any()),
                        key=lambda j: (left[j] * instance.jobs[j].per_batch(1) / instance.jobs[j].chunks,
@@ -170,13 +262,15 @@ def preemptive(instance: Instance, *, overhead: float = 0.0, respect_delay: bool
             _extend(runs[j], t, ps, workers)
             run = runs[j][-1]
             slots = 1.0 - (overhead if len(runs[j]) > 1 and run.start == t else 0.0)
-            left[j] -= max(0.0, slots) * run.n_workers / instance.jobs[j].per_batch(int(run.colocated))
-            if left[j] <= instance.jobs[j].work * 1e-9:
+            trained = max(0.0, slots) * run.n_workers / instance.jobs[j].per_batch(int(run.colocated))
+            left[j] -= trained
+            done[j] += trained
+            if covers(done[j], instance.jobs[j].work):
                 active.discard(j)
     return Schedule(tuple(tuple(r) for r in runs))
 
 
-def _place(job, w, p, ok) -> tuple[int, tuple] | None:
+def _place(job: Job, w: np.ndarray, p: np.ndarray, ok: np.ndarray) -> tuple[int, tuple] | None:
     """Co-located on the server with a free PS and most free workers, else spread (mutates w, p)."""
     u, v = job.worker_type, job.ps_type
     both = ok & (p[:, v] >= 1) & (w[:, u] >= 1)
@@ -193,10 +287,10 @@ def _place(job, w, p, ok) -> tuple[int, tuple] | None:
     ps = int(np.flatnonzero(pok)[0])
     p[ps, v] -= 1
     workers, rem = [], job.chunks
-    for s in sorted(np.flatnonzero(wok), key=lambda s: (-w[s, u], s)):
-        take = int(min(rem, w[s, u]))
-        w[s, u] -= take
-        workers.append((int(s), take))
+    for q in sorted(np.flatnonzero(wok), key=lambda q: (-w[q, u], q)):
+        take = int(min(rem, w[q, u]))
+        w[q, u] -= take
+        workers.append((int(q), take))
         rem -= take
         if rem == 0:
             break
@@ -212,75 +306,68 @@ def _extend(runs: list[Run], t: int, ps: int, workers: tuple) -> None:
         runs.append(Run(t, t, ps, workers))
 
 
-def greedy_ect(instance: Instance) -> Schedule:
+def greedy_ect(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Earliest completion time list scheduling (ours, not in the paper; a non-preemptive reference
     upper bound on OPT(2) at scales the MILP cannot reach). Jobs in arrival order (ties: index); each
     is placed co-located (xi = 1) on the server, worker count ``N <= min(D_j, W_su)`` and start
-    ``h >= a_j + Delta_js`` that give the earliest completion with the capacity left by earlier jobs."""
-    horizon = 64
-    used_w: dict[tuple[int, int], np.ndarray] = {}
-    used_p: dict[tuple[int, int], np.ndarray] = {}
+    ``h >= a_j + Delta_js`` that give the earliest completion with the capacity left by earlier jobs.
+
+    Returns as :func:`fifo` (``deadline`` is checked before each job)."""
+    reason = colocation_gap(instance, "greedy_ect")
+    if reason is not None:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"reason": reason})
+    return _outcome(lambda: _greedy_ect(instance, deadline))
+
+
+def _greedy_ect(instance: Instance, deadline: Deadline) -> Schedule:
+    line = _Line(instance)
     runs: dict[int, Run] = {}
     for j in sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j)):
+        if deadline.expired():
+            raise Stopped(f"deadline: stopped before job {j} ({len(runs)} of "
+                          f"{len(instance.jobs)} placed)")
         job = instance.jobs[j]
-        while True:
-            best = _ect_on_servers(instance, job, used_w, used_p, horizon)
-            if best is not None:
-                break
-            horizon *= 2
+        best = _ect_on_servers(instance, job, line)
+        if best is None:  # (the old horizon-doubling search never returned here)
+            raise _Unschedulable(f"greedy_ect: no server holds both a worker and a PS for job {j}")
         end, start, s, n = best
         run = Run(start, end, s, ((s, n),))
-        _book(used_w, (s, job.worker_type), start, end, n, horizon)
-        _book(used_p, (s, job.ps_type), start, end, 1, horizon)
+        line.reserve(line.usage(s, job.worker_type, job.ps_type, n), start, end - start + 1)
         runs[j] = run
     return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
-def _ect_on_servers(instance, job, used_w, used_p, horizon) -> tuple[int, int, int, int] | None:
-    """(end, start, server, N) of the earliest-finishing co-located placement within ``horizon``."""
+class _Line(CapacityProfile):
+    """greedy_ect's slotted capacity: the shared :class:`~optsched.simulate.capacity.CapacityProfile`
+    over servers x (U worker types, then V PS types), integer (exact fit), unbounded horizon."""
+
+    def __init__(self, instance: Instance):
+        self.n_u = instance.W.shape[1]
+        super().__init__(np.concatenate([np.asarray(instance.W, dtype=np.int64),
+                                         np.asarray(instance.P, dtype=np.int64)], axis=1))
+
+    def usage(self, s: int, u: int, v: int, n: int) -> dict[tuple[int, int], int]:
+        """n type-u workers and one type-v PS on server s (a sparse usage)."""
+        return {(s, u): n, (s, self.n_u + v): 1}
+
+
+def _ect_on_servers(instance, job, line: _Line) -> tuple[int, int, int, int] | None:
+    """(end, start, server, N) of the earliest-finishing co-located placement; None when no
+    server has both a type-u_j worker and a type-v_j PS."""
     u, v, best = job.worker_type, job.ps_type, None
     for s in range(instance.n_servers):
         W, P = instance.workers[s][u], instance.ps[s][v]
         if W == 0 or P == 0:
             continue
-        free_w = W - _row(used_w, (s, u), horizon)
-        ps_ok = (P - _row(used_p, (s, v), horizon)) >= 1
         ready = job.arrival + job.delay[s]
         for n in sorted({min(job.chunks, W), max(1, min(job.chunks, W) // 2), 1}, reverse=True):
             d = math.ceil(job.required(1) / n)
-            start = _earliest_block(free_w >= n, ps_ok, ready, d)
-            if start is not None and (best is None or (start + d - 1, start, s, -n) < best[:3] + (-best[3],)):
+            start = line.earliest_fit(line.usage(s, u, v, n), d, ready)
+            assert start is not None  # n <= W_su and 1 <= P_sv fit the idle server
+            if best is None or (start + d - 1, start, s, -n) < best[:3] + (-best[3],):
                 best = (start + d - 1, start, s, n)
     return best
 
 
-def _row(used: dict, key, horizon: int) -> np.ndarray:
-    row = used.get(key)
-    if row is None:
-        return np.zeros(horizon + 2, dtype=np.int64)
-    if len(row) < horizon + 2:
-        row = used[key] = np.concatenate([row, np.zeros(horizon + 2 - len(row), dtype=np.int64)])
-    return row[:horizon + 2]
-
-
-def _earliest_block(ok_w: np.ndarray, ok_p: np.ndarray, ready: int, d: int) -> int | None:
-    """Earliest slot h >= ready with ok on h..h+d-1 (index = slot) inside the arrays, else None."""
-    ok = (ok_w & ok_p).astype(np.int64)
-    ok[:ready] = 0
-    if d > len(ok):
-        return None
-    csum = np.concatenate([[0], np.cumsum(ok)])
-    full = np.flatnonzero(csum[d:] - csum[:-d] == d)
-    full = full[full >= ready]
-    return int(full[0]) if len(full) else None
-
-
-def _book(used: dict, key, start: int, end: int, amount: int, horizon: int) -> None:
-    size = max(horizon, end + 1) + 2
-    if key not in used:
-        used[key] = np.zeros(size, dtype=np.int64)
-    _row(used, key, size - 2)
-    used[key][start:end + 1] += amount
-
-
-__all__ = ["drf", "fifo", "greedy_ect", "preemptive"]
+__all__ = ["MAX_SLOTS", "PreemptiveParams", "Stopped", "colocation_gap", "drf", "fifo",
+           "greedy_ect", "preemptive"]

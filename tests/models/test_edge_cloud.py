@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from optsched.models.edge_cloud import (
-    build_batch, build_dual, build_exact, build_packing, deadlines, enumerate_columns,
-    extract_batch, extract_schedule,
+    build_batch, build_dual, build_exact, build_packing, enumerate_columns, extract_batch,
+    extract_schedule,
 )
 from optsched.io import load_instance, load_schedule
-from optsched.problems.edge_cloud import Instance, Job, Schedule, verify
+from optsched.problems.edge_cloud import Instance, Job, Schedule, deadlines, verify
 from optsched.registry import solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg

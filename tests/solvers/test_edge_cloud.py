@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import pytest
 
+from optsched.deadline import NEVER, Deadline
 from optsched.io import load_instance
 from optsched.models.edge_cloud import enumerate_columns
-from optsched.problems.edge_cloud import Instance, Job, verify
+from optsched.problems.edge_cloud import Instance, Job, Run, verify
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
@@ -113,7 +114,8 @@ def test_cost_d_paper_never_beats_cost_d_star(seed):
 
 def test_faithful_a_online_structure():
     inst = generate("small", 2)
-    sched, log = alg.a_online(inst)
+    out = alg.a_online(inst, deadline=NEVER)
+    sched, log = out.schedule, out.info["rounds"]
     verify(inst, sched)
     taus = {2 ** i for i in range(20)}
     for j, (run,) in enumerate(sched.runs):
@@ -131,10 +133,10 @@ def test_smallest_worker_count_wins_ties_on_empty_window():
     job = Job(arrival=1, worker_type=0, ps_type=0, epochs=1, chunks=4, minibatches=2, compute=0.5,
               update=0.0, grad_mb=0.0, bandwidth=1000.0, delay=(1,))
     inst = Instance(workers=((4,),), ps=((1,),), jobs=(job,), horizon=8)   # R = 4 worker-slots
-    sched, _ = alg.a_online(inst)
+    sched = alg.a_online(inst, deadline=NEVER).schedule
     run = sched.runs[0][0]
     assert (run.start, run.n_workers, run.end) == (5, 1, 8)     # tau = 4: window 5..8 fits 1 worker
-    sched, _ = alg.a_online(inst, alg.MODEL)   # rule "model": at tau = 1 slot 2 is usable, 4 workers
+    sched = alg.a_online(inst, alg.MODEL, deadline=NEVER).schedule   # rule "model": at tau = 1 slot 2
     assert (sched.runs[0][0].start, sched.runs[0][0].n_workers) == (2, 4)
 
 
@@ -209,3 +211,114 @@ def test_property_heuristics_always_verify(seed, preset):
         if m.startswith("preemptive"):
             continue
         assert res.objective >= lb - 1e-9, m
+
+
+# ------------------------------------------------------------------ issue 10: one family shape
+def test_variants_are_one_function_with_params():
+    """Every A_online variant (and BatchSche) is the function a_online registered with its
+    AOnlineParams; both preemptive baselines are preemptive with PreemptiveParams; every Result
+    records the parameters."""
+    from optsched.solvers.edge_cloud import SPEC
+    from optsched.solvers.edge_cloud.baselines import PreemptiveParams, preemptive
+
+    expected = {"a_online": alg.FAITHFUL, "a_online_dstar": alg.DSTAR, "a_online_model": alg.MODEL,
+                "a_online_ect": alg.ECT, "batchsche": alg.BATCHSCHE}
+    for name, params in expected.items():
+        assert SPEC.method(name).func is alg.a_online and SPEC.method(name).params == params
+    for name in ("preemptive", "preemptive_overhead"):
+        assert SPEC.method(name).func is preemptive
+    assert SPEC.method("preemptive_overhead").params == PreemptiveParams(0.25, True)
+    for m in SPEC.methods:        # a registered function with its own name agrees with it
+        if m.params is None:
+            assert m.func.__name__ == m.name
+    res = solve(generate("tiny", 0), "batchsche")
+    assert res.info["params"] == {**alg.BATCHSCHE.to_dict()} and res.info["params"]["colocate"] is False
+    with pytest.raises(ValueError, match="costd: unknown 'greedy'"):
+        alg.AOnlineParams(costd="greedy")
+
+
+def test_no_colocation_instance_never_hangs(data):
+    """Issue 15: no server holds both a worker and a PS of the job's types. FIFO, DRF and greedy_ect
+    (which co-locate) return no schedule and a reason at once instead of looping; the others
+    schedule it (distributed)."""
+    inst = load_instance(data / "edge_cloud" / "no_colocation.json")
+    for m in METHODS:
+        start = time.perf_counter()
+        res = solve(inst, m, time_limit=10)
+        assert time.perf_counter() - start < 5, m
+        if m in ("fifo", "drf", "greedy_ect"):
+            assert res.status is SolveStatus.UNKNOWN and res.schedule is None, m
+            assert "job 0 has no server with both a type-0 worker and a type-0 PS" in res.info["reason"]
+        elif m == "lower_bound":
+            assert res.lower_bound == 0
+        else:
+            assert math.isfinite(res.objective), m
+    assert solve(inst, "exact").status is SolveStatus.OPTIMAL
+
+
+@pytest.fixture(scope="module")
+def paper0():
+    return generate("paper", 0)
+
+
+def test_a_online_stops_at_its_deadline(paper0):
+    """A_online at Sec. VI scale takes seconds: stopped by the deadline it returns no schedule and
+    status time_limit, close to the limit."""
+    start = time.perf_counter()
+    res = solve(paper0, "a_online", time_limit=0.3)
+    assert time.perf_counter() - start < 1.3
+    assert res.status is SolveStatus.TIME_LIMIT and res.schedule is None
+    assert res.info["stopped"].startswith("deadline")
+
+
+def test_exact_and_lower_bound_at_paper_scale_return_valid_bounds(paper0):
+    """The MILP cannot be built at Sec. VI scale: exact returns the best heuristic with status
+    time_limit (its heuristics charged to the same deadline) and lower_bound the trivial bound with
+    status time_limit (the LP is skipped), both within the limit plus a small slack."""
+    from optsched.solvers.edge_cloud.bounds import trivial_bound
+
+    for name in ("exact", "lower_bound"):
+        start = time.perf_counter()
+        res = solve(paper0, name, time_limit=1.0)
+        assert time.perf_counter() - start < 2.0, name
+        assert res.status is SolveStatus.TIME_LIMIT, name
+        assert res.lower_bound == trivial_bound(paper0), name
+    res = solve(paper0, "exact", time_limit=1.0)
+    assert "skipped" in res.info and math.isfinite(res.objective)
+    assert res.objective >= res.lower_bound
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", METHODS)
+def test_every_method_returns_within_its_time_limit_at_paper_scale(paper0, name):
+    """Issue 10 item 4: time_limit bounds the whole call (heuristics, model building, solves)."""
+    start = time.perf_counter()
+    res = solve(paper0, name, time_limit=2.0)
+    assert time.perf_counter() - start < 3.0, name
+    assert res.status in (SolveStatus.FEASIBLE, SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), name
+
+
+def test_batch_lp_bound_stopped_early_is_still_an_upper_bound():
+    """Column generation stopped after one round returns the Lagrangian bound at the current
+    prices, which is >= the LP optimum (4) (never an exception)."""
+    from optsched.solvers.edge_cloud.bounds import batch_lp_bound
+
+    inst = generate("small", 0)
+    tau = 4
+    jobs = [j for j, job in enumerate(inst.jobs) if job.arrival <= tau]
+    lp, _ = batch_lp_bound(inst, jobs, tau)
+    early, _ = batch_lp_bound(inst, jobs, tau, max_iter=1)
+    assert early >= lp - 1e-6
+    expired, _ = batch_lp_bound(inst, jobs, tau, deadline=Deadline(0.0))
+    assert expired >= lp - 1e-6
+
+
+def test_preemptive_finishes_jobs_under_the_tolerance_policy():
+    """A job whose work is met within the relative tolerance is done (tolerance.covers, as
+    verify_preemptive checks it): 2 workers at 0.50000005 slots per mini-batch finish Q = 4 in one
+    slot."""
+    job = Job(arrival=1, worker_type=0, ps_type=0, epochs=1, chunks=2, minibatches=2,
+              compute=0.50000005, update=0.0, grad_mb=0.0, bandwidth=1000.0, delay=(0,))
+    inst = Instance(workers=((2,),), ps=((1,),), jobs=(job,))
+    res = solve(inst, "preemptive")
+    assert res.schedule.runs == ((Run(1, 1, 0, ((0, 2),)),),) and res.objective == 0
