@@ -33,6 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
+from optsched.errors import InvalidInstance
 from optsched.tolerance import at_least, at_most, close, covers
 from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, infeasible,
                                       readonly)
@@ -64,6 +65,11 @@ MAX_VALUE = 1e12
 #: the port capacity + every compute gap): every time a schedule holds stays far from overflow and
 #: keeps ~1e-3 relative resolution in the simulator's absolute event tolerance.
 MAX_HORIZON = 1e15
+#: The serial horizon over the shortest flow's time at full port capacity. Times are floats: a flow
+#: of duration d at time T is integrated with an error ~ T * 2.2e-16 / d relative to its bytes, which
+#: must stay far below the tolerance 1e-6 of (5) (a 1e-6-byte flow arriving at t = 1e6 "sent"
+#: 1.0000076e-6 bytes in the simulator's schedule, rejected by verify). Paper presets: <= 1.6e6.
+MAX_TIME_RANGE = 1e8
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,7 @@ class Instance:
         _version(data, "instance")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
         machines = r.int("machines")
-        capacity = r.float("capacity", default=1.0)
+        capacity = _float(r.data["capacity"], "instance.capacity") if r.has("capacity") else 1.0
         cojobs = tuple(_read_cojob(cr) for cr in r.objects(
             "cojobs", ("arrival", "iterations", "jobs"), ("model",), nonempty=False))
         return cls(machines, cojobs, capacity, r.str("name") if r.has("name") else "")
@@ -231,7 +237,7 @@ def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
 def _read_cojob(r: Reader) -> Cojob:
     jobs = tuple(_read_job(jr) for jr in r.objects("jobs", ("stages", "flows"), ("compute",),
                                                   nonempty=False))
-    return Cojob(r.float("arrival"), r.ints("iterations"), jobs,
+    return Cojob(_float(r.data["arrival"], r.path("arrival")), r.ints("iterations"), jobs,
                  r.str("model") if r.has("model") else "")
 
 
@@ -241,8 +247,9 @@ def _read_job(r: Reader) -> Job:
         where = f"{r.path('flows')}[{i}]"
         row = as_list(row, where, length=3)
         flows.append((as_int(row[0], f"{where}[0]"), as_int(row[1], f"{where}[1]"),
-                      as_float(row[2], f"{where}[2]")))
-    return Job(r.int("stages"), tuple(flows), r.float("compute", default=0.0))
+                      _float(row[2], f"{where}[2]")))
+    compute = _float(r.data["compute"], r.path("compute")) if r.has("compute") else 0.0
+    return Job(r.int("stages"), tuple(flows), compute)
 
 
 def _tuples(value, depth: int = 1):
@@ -269,9 +276,18 @@ def _sequence(value, where: str, kind: type | None = None) -> tuple:
     return value
 
 
+def _float(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    """``as_float`` that also names an int beyond the float range (OverflowError before)."""
+    try:
+        return as_float(value, where, min=min, positive=positive)
+    except OverflowError:
+        raise InvalidInstance(f"{where}: must be finite, got an integer beyond the float "
+                              f"range") from None
+
+
 def _value(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
     """A finite number (not bool) within ``MAX_VALUE``."""
-    x = as_float(value, where, min=min, positive=positive)
+    x = _float(value, where, min=min, positive=positive)
     if x > MAX_VALUE:
         fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
     return x
@@ -288,17 +304,25 @@ def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:
                                 f"{stages * 2 * machines} stage loads > {MAX_LOAD_ENTRIES} "
                                 f"(MAX_LOAD_ENTRIES)")
     instances, horizon = 0, max(c.arrival for c in cojobs)
-    for c in cojobs:
-        for job in c.jobs:
+    smallest, where = math.inf, ""
+    for g, c in enumerate(cojobs):
+        for j, job in enumerate(c.jobs):
             n = c.iterations[job.stages - 1]
             instances += n * len(job.flows)
             horizon += n * (sum(x for _, _, x in job.flows) / capacity + job.compute)
+            for f, (_, _, x) in enumerate(job.flows):
+                if x < smallest:
+                    smallest, where = x, f"instance.cojobs[{g}].jobs[{j}].flows[{f}][2]"
     if instances > MAX_FLOW_INSTANCES:
         fail("instance.cojobs", f"{instances} flow instances (iterations x flows) > "
                                 f"{MAX_FLOW_INSTANCES} (MAX_FLOW_INSTANCES)")
     if not horizon <= MAX_HORIZON:
         fail("instance.cojobs", f"serial horizon (arrival + bytes / capacity + compute gaps) "
                                 f"{horizon:g} > {MAX_HORIZON:g} (MAX_HORIZON)")
+    if horizon > MAX_TIME_RANGE * (smallest / capacity):
+        fail(where, f"{smallest:g} bytes take {smallest / capacity:g} at full capacity, less than "
+                    f"the serial horizon {horizon:g} / {MAX_TIME_RANGE:g} (MAX_TIME_RANGE): times "
+                    f"would lose the resolution verify needs")
 
 
 def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
@@ -427,7 +451,7 @@ class Schedule:
                         as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
                 rate = x[4]
                 if type(rate) is not float or not math.isfinite(rate):
-                    as_float(rate, f"{at}[4]")
+                    _float(rate, f"{at}[4]")
                 if x[:4] in keys:
                     fail(at, f"duplicate flow {list(x[:4])} in one segment")
                 keys.add(x[:4])
@@ -448,7 +472,7 @@ class Schedule:
         order = tuple(_read_pair(a, f"schedule.order[{i}]")
                       for i, a in enumerate(r.list("order") if r.has("order") else []))
         starts = tuple(
-            tuple(tuple(as_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
+            tuple(tuple(_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
                         for k, t in enumerate(as_list(st, f"schedule.starts[{g}][{j}]")))
                   for j, st in enumerate(as_list(js, f"schedule.starts[{g}]")))
             for g, js in enumerate(r.list("starts")))
@@ -461,7 +485,7 @@ class Schedule:
 def _time(value, where: str) -> None:
     """A finite number >= 0 (int or float, not bool)."""
     if type(value) is not float or not 0 <= value < math.inf:
-        as_float(value, where, min=0.0)
+        _float(value, where, min=0.0)
 
 
 def _read_pair(row, where: str) -> tuple[int, int]:
@@ -471,13 +495,13 @@ def _read_pair(row, where: str) -> tuple[int, int]:
 
 def _read_segment(row, where: str) -> Segment:
     row = as_list(row, where, length=3)
-    t0 = as_float(row[0], f"{where}[0]", min=0.0)
-    t1 = as_float(row[1], f"{where}[1]", min=0.0)
+    t0 = _float(row[0], f"{where}[0]", min=0.0)
+    t1 = _float(row[1], f"{where}[1]", min=0.0)
     rates = []
     for q, x in enumerate(as_list(row[2], f"{where}[2]")):
         x = as_list(x, f"{where}[2][{q}]", length=5)
         g, j, i, f = (as_int(v, f"{where}[2][{q}][{n}]", min=0) for n, v in enumerate(x[:4]))
-        rates.append((g, j, i, f, as_float(x[4], f"{where}[2][{q}][4]")))
+        rates.append((g, j, i, f, _float(x[4], f"{where}[2][{q}][4]")))
     return Segment(t0, t1, tuple(rates))
 
 
