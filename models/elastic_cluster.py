@@ -3,7 +3,8 @@
 - :func:`build_offline` — the offline problem (2) (PS) / (15) (all-reduce) as an exact MILP by
   enumerating configurations kappa = (m, p, q, N, d) so that rho, d and the products in (2f), (2h)
   and the objective become parameters (digest Sec. 3.2, constraints M1-M12 with M9). Time-indexed,
-  integral slots 1..T_max; exact for every optimal schedule when T_max = :func:`safe_horizon`.
+  integral slots 1..T_max; exact for every optimal schedule when T_max = :func:`safe_horizon`
+  (of the cost of any feasible schedule, which the solvers supply).
   Dominance facts used, each checked against :func:`~optsched.problems.elastic_cluster.verify`'s
   rules (one line each): (1) for fixed (m, p, q, N) the least duration verify's (2f) accepts
   (``Instance.duration`` = ``tolerance.slots_needed``, not ceil(W/(N rho))) and exactly N workers
@@ -20,6 +21,11 @@
 - :func:`enumerate_columns`, :func:`build_packing`, :func:`build_packing_dual` — the
   compact-exponential packing ILP (8) / (17), its LP relaxation, and the dual (9) / (18), with the
   single-job schedules Gamma_j enumerated explicitly (tiny instances; digest Sec. 3.4).
+
+This module builds models and reads schedules from them; it never solves or simulates (the
+heuristics that give :func:`safe_horizon` its cost, the solves and the column-generation loop live
+in ``optsched.solvers.elastic_cluster``). :func:`offline_size` estimates the size of
+:func:`build_offline`'s model before building it, so a method can tell whether it fits its time.
 """
 
 from __future__ import annotations
@@ -27,45 +33,29 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
 
 from optsched import tolerance
-from optsched.problems.elastic_cluster import Instance, Plan, Schedule
-from optsched.solvers.elastic_cluster.placement import fastest_alone
+from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo
 
 
 # -------------------------------------------------------------------------------------- horizon
 
 
-def serial_schedule(inst: Instance) -> Schedule:
-    """Every job alone on the idle cluster in its fastest configuration, in (a_j, j) order."""
-    plans, free = [None] * len(inst.jobs), 1
-    for j in sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j)):
-        sub = fastest_alone(inst, j)
-        if sub is None:
-            raise ValueError(f"job {j} fits on no server configuration")
-        start = max(free, inst.jobs[j].arrival)
-        plans[j] = Plan(start, sub.duration, sub.worker_type, sub.ps_type, sub.colocated,
-                        sub.workers, sub.ps)
-        free = start + sub.duration
-    return Schedule(tuple(plans))
-
-
-def safe_horizon(inst: Instance, upper_bound: float | None = None) -> int:
+def safe_horizon(inst: Instance, upper_bound: float) -> int:
     """T_max such that every optimal schedule completes all jobs by T_max + 1.
 
-    With S the cost of a feasible schedule (``upper_bound``, at most that of
-    :func:`serial_schedule`) and l_i = a_i + d_i^min, an optimal schedule has
-    w_j c_j <= S - sum_{i != j} w_i l_i for every j. d_i^min is the shortest duration of a
-    configuration that passes the model's own pruning (:func:`model_configs`), a relaxation of
-    "fastest schedule alone" that does not depend on the placement heuristics; the bound is
-    rounded up with ``at_most`` so float noise never cuts off a completion slot."""
-    serial = serial_schedule(inst)
-    cost = sum(job.weight * p.completion for job, p in zip(inst.jobs, serial.plans))
-    if upper_bound is not None:
-        cost = min(cost, upper_bound)
+    With S = ``upper_bound`` the cost of a feasible schedule (the solvers pass the best of their
+    heuristics and the serial schedule, every job alone in its fastest configuration) and
+    l_i = a_i + d_i^min, an optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j.
+    d_i^min is the shortest duration of a configuration that passes the model's own pruning
+    (:func:`model_configs`), a relaxation of "fastest schedule alone" that does not depend on the
+    placement heuristics; the bound is rounded up with ``at_most`` so float noise never cuts off a
+    completion slot."""
+    cost = upper_bound
     low = [job.arrival + min(c[4] for c in model_configs(inst, j, math.inf))
            for j, job in enumerate(inst.jobs)]
     total = sum(job.weight * l for job, l in zip(inst.jobs, low))
@@ -86,7 +76,16 @@ def _fits(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
     """Pruning of digest Sec. 3.2 with verify's capacity rule (``at_most``, i.e. load <=
     ``cap_limit``): q = 1 needs one server that holds N workers (+1 PS); q = 0 needs the whole
     cluster to hold them (each server's load <= its cap_limit, so their sum <= the sum of the
-    cap_limits; compared with ``at_most`` again, which only loosens this necessary condition)."""
+    cap_limits; compared with ``at_most`` again, which only loosens this necessary condition).
+    Memoised per instance."""
+    table = memo(inst, "model_fits")
+    key = (m, p, q, n)
+    if key not in table:
+        table[key] = _fits_now(inst, m, p, q, n)
+    return table[key]
+
+
+def _fits_now(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
     need = n * inst.e[m] + (inst.z[p] if inst.is_ps else 0)
     if q == 1:
         return bool((need[None, :] <= inst.cap_limit).all(axis=1).any())
@@ -94,7 +93,7 @@ def _fits(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
     return all(tolerance.at_most(float(x), float(c)) for x, c in zip(need, total))
 
 
-def model_configs(inst: Instance, j: int, max_len: int) -> list:
+def model_configs(inst: Instance, j: int, max_len: float) -> list:
     """Configurations (m, p, q, N, d) of job j that fit (pruned) with d <= max_len."""
     return [c for c in inst.configurations(j) if c[4] <= max_len and _fits(inst, *c[:4])]
 
@@ -102,9 +101,25 @@ def model_configs(inst: Instance, j: int, max_len: int) -> list:
 # ----------------------------------------------------------------------------------- the MILPs
 
 
-def build_offline(inst: Instance, horizon: int | None = None) -> pyo.ConcreteModel:
-    """Exact MILP of (2) / (15): min sum_j w_j sum_{kappa,t} (t + d_kappa) X_{j kappa t}."""
-    horizon = horizon or safe_horizon(inst)
+def offline_size(inst: Instance, horizon: int) -> dict[str, int]:
+    """The size of :func:`build_offline`'s model on slots 1..``horizon``, counted without building
+    it: ``binaries`` (X_{j kappa t}, exact), ``run_terms`` (sum over X of its duration: each X
+    appears in the running set of every slot it covers) and ``terms``, an upper bound on the
+    linear terms of all constraints, dominated by M11 (one row per job, server, resource and
+    running slot, holding the whole running set) and M13 (one row per resource and slot)."""
+    binaries = run_terms = 0
+    for j, job in enumerate(inst.jobs):
+        for c in model_configs(inst, j, horizon - job.arrival + 1):
+            starts = max(0, horizon - c[4] + 2 - job.arrival)
+            binaries += starts
+            run_terms += starts * c[4]
+    per_x = inst.n_servers * inst.n_res + inst.n_res + 1
+    return {"binaries": binaries, "run_terms": run_terms, "terms": per_x * run_terms + binaries}
+
+
+def build_offline(inst: Instance, horizon: int) -> pyo.ConcreteModel:
+    """Exact MILP of (2) / (15) on slots 1..``horizon`` (:func:`safe_horizon`): min sum_j w_j
+    sum_{kappa,t} (t + d_kappa) X_{j kappa t}."""
     jobs = list(range(len(inst.jobs)))
     starts = {j: (inst.jobs[j].arrival, horizon) for j in jobs}
     model = _build(inst, jobs, starts, horizon, batch=False)
@@ -230,7 +245,7 @@ def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
     cap = inst.cap_limit
     units = [inst.e[w] for w in M] + ([inst.z[p] for p in P] if inst.is_ps else [])
     usable = {(h, r): any(0 < u[r] <= cap[h, r] for u in units) for h in H for r in R}
-    run = {(j, t): [] for j in jobs for t in slots}
+    run: dict[tuple[int, int], list[Any]] = {(j, t): [] for j in jobs for t in slots}
     for (j, k), ts in by_jk.items():
         d = conf[j, k][4]
         for t0 in ts:

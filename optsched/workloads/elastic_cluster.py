@@ -25,6 +25,7 @@ ratio max_j w_j / min-resource-time_j (>= 1) in normalised units (digest Sec. 3.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,9 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     if preset == "paper":
         return paper(rng, **{"name": f"paper-{seed}", **overrides})
     arch = "ps" if seed % 2 == 0 else "allreduce"
-    size = {"tiny": dict(n_jobs=(3, 3), horizon=4), "small": dict(n_jobs=(4, 4))}[preset]
+    sizes: dict[str, dict[str, Any]] = {"tiny": {"n_jobs": (3, 3), "horizon": 4},
+                                        "small": {"n_jobs": (4, 4)}}
+    size = sizes[preset]
     return random_small(rng, **{"architecture": arch, **size, "name": f"{preset}-{seed}",
                                 **overrides})
 

@@ -13,22 +13,84 @@ framework :mod:`optsched.solvers.online`.
   in the window starting at alpha_i tau_i (``window="paper"``, never before the previous round's
   last busy slot + 1) or at max(tau_i, last busy slot + 1) (``window="compact"``, non-paper).
   alpha is the constant of Theorem 5 (``alpha="theorem"``, which needs w(J) in advance), the
-  per-round value from w(J_i) (``"per_round"``), or an int.
+  per-round value from w(J_i) (``"per_round"``), or an int. Every choice is a field of
+  :class:`AOnlineParams`; the registered variants are the same function with other parameters.
+
+Every loop (rounds, sub-rounds, jobs, the subroutines' candidates) stops when the
+:class:`~optsched.deadline.Deadline` expires; a run that was stopped returns no schedule (status
+``time_limit``), so a schedule A_online returns is always the one it computes without a limit.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-from optsched.problems.elastic_cluster import Instance, Plan
+from optsched.deadline import NEVER, Deadline
+from optsched.method import Params, param
+from optsched.problems.elastic_cluster import Instance, Plan, Schedule
+from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.placement import PriceState, SubPlan, job_best
 from optsched.solvers.online import (
-    BatchResult, Candidate, UsageLedger, compact_window, doubling_rounds, exponential_price,
-    primal_dual_admission,
+    BatchResult, Candidate, OnlineResult, UsageLedger, compact_window, doubling_rounds,
+    exponential_price, primal_dual_admission,
 )
+
+Window = Literal["paper", "compact"]
+Pricing = Literal["paper", "literal", "exact"]
+TieBreak = Literal["paper", "earliest_finish"]
+WINDOWS: tuple[str, ...] = ("paper", "compact")
+PRICINGS: tuple[str, ...] = ("paper", "literal", "exact")
+TIE_BREAKS: tuple[str, ...] = ("paper", "earliest_finish")
+ALPHA_RULES: tuple[str, ...] = ("theorem", "per_round")
+
+
+@dataclass(frozen=True)
+class AOnlineParams(Params):
+    """The choices of A_online (Algorithms 1-7 of seed 000); the defaults are Algorithm 1 as
+    Theorem 5 analyses it, with the paper's subroutines (registered as ``a_online``)."""
+
+    alpha: str | int = param(
+        "theorem", "Alg. 1 / Theorem 5 with eq. (6): alpha = floor(ln(w(J)/w_min) / "
+                   "ln(gamma/(gamma-1))) + 1, gamma = 2 ln lambda; 'theorem' over all jobs w(J) "
+                   "(semi-clairvoyant, what Theorem 5 needs), 'per_round' over the round's batch "
+                   "w(J_i) (Lemma 2, the Sec. 5.3 simulations), or a fixed int >= 1")
+    window: Window = param(
+        "paper", "Alg. 1: round i's batch runs in the window that starts at alpha tau_i "
+                 "('paper', never before the previous round's last busy slot + 1), or at "
+                 "max(tau_i, last busy slot + 1) ('compact', non-paper, digest Sec. 4.1)")
+    pricing: Pricing = param(
+        "paper", "A_mincost1 (Alg. 4, PS with q = 0): 'paper' with the digest's fixes #10 "
+                 "(reset N_hat per n) and #11 (s = max(1, ceil((N-g) b/B))); 'literal' without "
+                 "#11; 'exact' the exact transportation variant (digest Sec. 4.5, errata E1)")
+    tie_break: TieBreak = param(
+        "paper", "A_maxweight lines 3-6 and Algs. 4-7 'if cost < cost_min': 'paper' keeps the "
+                 "first candidate of the enumeration order among equal price costs (on an idle "
+                 "window all cost 0); 'earliest_finish' the one that ends first (non-paper, "
+                 "digest Sec. 8 #32)")
+    max_rounds: int = param(
+        40, "not in the paper: a cap on the doubling rounds tau_i = 2^(i-1) of Alg. 1 (jobs "
+            "still pending then are left unscheduled: no schedule)")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.alpha, bool) or not (
+                self.alpha in ALPHA_RULES or (isinstance(self.alpha, int) and self.alpha >= 1)):
+            raise ValueError(f"alpha: must be one of {', '.join(ALPHA_RULES)} or an int >= 1, "
+                             f"got {self.alpha!r}")
+        for name, value, known in (("window", self.window, WINDOWS),
+                                   ("pricing", self.pricing, PRICINGS),
+                                   ("tie_break", self.tie_break, TIE_BREAKS)):
+            if value not in known:
+                raise ValueError(f"{name}: unknown {value!r} (known: {', '.join(known)})")
+        if not self.max_rounds >= 1:
+            raise ValueError(f"max_rounds: must be >= 1, got {self.max_rounds}")
+
+
+#: Per-round alpha and compact windows (non-paper): ``a_online_compact``, and exact's upper bound.
+COMPACT = AOnlineParams(alpha="per_round", window="compact")
 
 
 def gamma(inst: Instance) -> float:
@@ -67,22 +129,25 @@ def assumptions(inst: Instance) -> dict:
 
 @dataclass
 class BatchOutput:
-    """A_maxweight's output: admitted job -> SubPlan, utilities u_j, final ledger."""
+    """A_maxweight's output: admitted job -> SubPlan, utilities u_j, final ledger; ``stopped``
+    when the deadline cut the batch short (the jobs not examined are not admitted)."""
 
     plans: dict
     utility: dict
     ledger: UsageLedger
+    stopped: bool = False
 
     def weight(self, inst: Instance) -> float:
         return float(sum(inst.jobs[j].weight for j in self.plans))
 
 
-def a_maxweight(inst: Instance, jobs, tau: int, pricing: str = "paper",
-                tie_break: str = "paper") -> BatchOutput:
+def a_maxweight(inst: Instance, jobs, tau: int, params: AOnlineParams = AOnlineParams(), *,
+                deadline: Deadline = NEVER) -> BatchOutput:
     """Algorithm 3 on the batch ``jobs`` with deadline ``tau`` (relative slots 1..tau).
 
-    ``pricing`` selects A_mincost1: ``paper`` (with the digest's fixes), ``literal``, ``exact``;
-    ``tie_break``: ``paper`` or ``earliest_finish`` (non-paper; see placement.Best).
+    ``params.pricing`` selects A_mincost1 and ``params.tie_break`` the tie-break among equal
+    costs (see :class:`AOnlineParams`); the other fields are not used here. When the time
+    ``deadline`` expires the batch stops (``BatchOutput.stopped``).
     """
     H, R = inst.n_servers, inst.n_res
     ledger = UsageLedger(inst.cap.reshape(-1), slots=range(1, tau + 1),
@@ -91,15 +156,16 @@ def a_maxweight(inst: Instance, jobs, tau: int, pricing: str = "paper",
     def best_plan(j: int, led: UsageLedger) -> Candidate | None:
         omega = led.residual.reshape(H, R, tau)
         delta = np.where(np.isinf(led.prices), 0.0, led.prices).reshape(H, R, tau)
-        best = job_best(PriceState(inst, omega, delta), j, pricing, tie_break)
+        best = job_best(PriceState(inst, omega, delta, deadline), j, params.pricing,
+                        params.tie_break)
         if best.plan is None:
             return None
         return Candidate(best.cost, plan=best.plan, charge=_charger(inst, best.plan))
 
     order = sorted(jobs, key=lambda j: (inst.jobs[j].arrival, j))
     res = primal_dual_admission(order, weight=lambda j: inst.jobs[j].weight, best_plan=best_plan,
-                                ledger=ledger)
-    return BatchOutput({a.job: a.plan for a in res.admitted}, res.utility, ledger)
+                                ledger=ledger, deadline=deadline)
+    return BatchOutput({a.job: a.plan for a in res.admitted}, res.utility, ledger, res.stopped)
 
 
 def _charger(inst: Instance, plan: SubPlan):
@@ -112,22 +178,33 @@ def _charger(inst: Instance, plan: SubPlan):
     return charge
 
 
-def a_dual(inst: Instance, jobs, tau: int, alpha: int, pricing: str = "paper",
-           tie_break: str = "paper"):
-    """Algorithm 2: returns (job -> (relative start, SubPlan), per-sub-round admitted weights)."""
-    remaining = [j for j in jobs if _fits_some_window(inst, j, tau)]
-    plans, weights = {}, []
+def a_dual(inst: Instance, jobs, tau: int, alpha: int, params: AOnlineParams = AOnlineParams(),
+           *, deadline: Deadline = NEVER) -> tuple[dict, list[float], bool]:
+    """Algorithm 2: returns (job -> (relative start, SubPlan), per-sub-round admitted weights,
+    stopped by the deadline)."""
+    remaining = []
+    for j in jobs:
+        if deadline.expired():
+            return {}, [], True
+        if _fits_some_window(inst, j, tau):
+            remaining.append(j)
+    plans: dict[int, tuple[int, SubPlan]] = {}
+    weights: list[float] = []
     for iota in range(1, alpha + 1):
         if not remaining:
             break
-        out = a_maxweight(inst, remaining, tau, pricing, tie_break)
+        if deadline.expired():
+            return plans, weights, True
+        out = a_maxweight(inst, remaining, tau, params, deadline=deadline)
+        if out.stopped:
+            return plans, weights, True
         if not out.plans:
             break
         for j, sub in out.plans.items():
             plans[j] = ((iota - 1) * tau + sub.start, sub)
         weights.append(out.weight(inst))
         remaining = [j for j in remaining if j not in out.plans]
-    return plans, weights
+    return plans, weights, False
 
 
 def _fits_some_window(inst: Instance, j: int, tau: int) -> bool:
@@ -135,24 +212,93 @@ def _fits_some_window(inst: Instance, j: int, tau: int) -> bool:
     return any(c[4] <= tau - 1 for c in inst.configurations(j))
 
 
-def a_online(inst: Instance, alpha="theorem", window: str = "paper", pricing: str = "paper",
-             max_rounds: int = 40, tie_break: str = "paper"):
-    """Algorithm 1. Returns (Plan per job or None, per-round log)."""
-    fixed = theorem_alpha(inst) if alpha == "theorem" else alpha
+def a_online_plans(inst: Instance, params: AOnlineParams = AOnlineParams(),
+                   deadline: Deadline = NEVER) -> tuple[list[Plan | None], OnlineResult]:
+    """Algorithm 1 under ``params``: (Plan per job or None, per-round log). The log's ``stopped``
+    says whether the deadline ended the run."""
+    fixed = theorem_alpha(inst) if params.alpha == "theorem" else params.alpha
 
     def batch(rnd, pending):
         a_i = alpha_for(inst, [inst.jobs[j].weight for j in pending]) if fixed == "per_round" \
             else int(fixed)
-        first = rnd.window[0] if window == "compact" else max(a_i * rnd.tau, rnd.busy_until + 1)
-        rel, weights = a_dual(inst, pending, rnd.tau, a_i, pricing, tie_break)
+        first = rnd.window[0] if params.window == "compact" else max(a_i * rnd.tau,
+                                                                     rnd.busy_until + 1)
+        rel, weights, _ = a_dual(inst, pending, rnd.tau, a_i, params, deadline=deadline)
         admitted = {j: _absolute(first + r - 1, sub) for j, (r, sub) in rel.items()}
         last = max((p.start + p.duration - 1 for p in admitted.values()), default=None)
         return BatchResult(admitted, last, {"alpha": a_i, "first": first, "weights": weights})
 
     out = doubling_rounds(list(range(len(inst.jobs))), arrival=lambda j: inst.jobs[j].arrival,
-                          schedule_batch=batch, window=compact_window, max_rounds=max_rounds)
+                          schedule_batch=batch, window=compact_window,
+                          max_rounds=params.max_rounds, deadline=deadline)
     plans = [out.plans.get(j) for j in range(len(inst.jobs))]
     return plans, out
+
+
+def a_online(inst: Instance, params: AOnlineParams, *, deadline: Deadline,
+             seed: int = 0) -> Outcome:
+    """A_online (Algorithm 1 with A_dual, A_maxweight and the per-job subroutines, Algs. 2-7).
+
+    Jobs are revealed in doubling rounds tau_i = 2^(i-1); round i's batch is scheduled by A_dual
+    (up to alpha calls of A_maxweight, each admitting the jobs whose utility w_j - price cost is
+    positive under the exponential prices (11)) in the window that ``params.window`` places.
+
+    Parameters
+    ----------
+    inst
+        The instance (PS or all-reduce).
+    params
+        :class:`AOnlineParams`: alpha rule, window, A_mincost1 variant, tie-break, round cap.
+    deadline
+        The whole call stops when it expires (no schedule, status ``time_limit``).
+    seed
+        Unused (A_online is deterministic).
+
+    Returns
+    -------
+    Outcome
+        The schedule (``feasible``); None with ``unknown`` when jobs remain after ``max_rounds``,
+        or with ``time_limit`` when the deadline stopped it. ``info`` holds the per-round log
+        (tau, batch, admitted, alpha, window start), Theorem 5's alpha, gamma, lambda and whether
+        the assumptions (A1), (A2) hold.
+
+    Notes
+    -----
+    Theorem 5 claims A_online is 4 alpha-competitive for sum_j w_j c_j under (A1), (A2), with
+    alpha from eq. (6) over w(J) and windows at alpha tau_i (``AOnlineParams()``, registered as
+    ``a_online``; ``a_online_exact_pricing`` uses the exact A_mincost1). Theorem 1 (A_mincost1 is
+    optimal) fails: errata E1. The paper's "alpha close to 4" is not the formula's alpha: errata
+    E2 (``a_online_compact`` and ``a_online_eft`` are non-paper variants with per-round alpha and
+    compact windows). The ">= 30 % better than the baselines" of Sec. 7 is not reproduced:
+    errata E3.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> res = solve(generate("elastic_cluster", "tiny", 0), "a_online")
+    >>> res.status.value, res.guarantee >= 4
+    ('feasible', True)
+    """
+    plans, out = a_online_plans(inst, params, deadline)
+    info: dict[str, Any] = {
+        "rounds": [{"tau": r.round.tau, "batch": len(r.batch), "admitted": len(r.admitted),
+                    **{k: v for k, v in r.info.items() if k != "weights"}} for r in out.rounds],
+        "unscheduled": out.unscheduled, "alpha_theorem": theorem_alpha(inst), "gamma": gamma(inst),
+        "lambda": inst.price_base}
+    if out.stopped:  # (A1) needs every job's configurations: not computed after the deadline
+        info["stopped"] = (f"deadline: {len(out.unscheduled)} of {len(inst.jobs)} jobs not "
+                           f"scheduled when the time limit expired")
+        return Outcome(None, SolveStatus.TIME_LIMIT, info=info)
+    info["assumptions"] = assumptions(inst)
+    if out.unscheduled:
+        return Outcome(None, SolveStatus.UNKNOWN, info=info)
+    return Outcome(Schedule(tuple(p for p in plans if p is not None)), SolveStatus.FEASIBLE,
+                   info=info)
+
+
+def four_alpha(inst: Instance) -> float:
+    """Theorem 5's competitive ratio 4 alpha (natural logs; digest Sec. 8 #3)."""
+    return 4.0 * theorem_alpha(inst)
 
 
 def _absolute(start: int, sub: SubPlan) -> Plan:

@@ -7,16 +7,22 @@ reimplementations, every detail ours:
   (2i) (``Instance.ps_needed``, about max(1, ceil(N b/B))) on one PS server;
 - placement: first fit of everything on one server (q = 1), else workers first fit over the servers
   and the PSs on the first server with room for them (q = 0);
-- ``N_fix`` ~ U{1..30} capped at D_j (seeded), the worker count of FIFO, AntMan and Tiresias;
+- ``N_fix`` ~ U{1..max_workers} (30) capped at D_j (seeded), the worker count of FIFO, AntMan
+  and Tiresias;
 - FIFO: non-preemptive, strict arrival order (head-of-line blocking);
 - DRF: non-preemptive; whenever jobs wait, their worker counts come from progressive filling on
   the free capacity (smallest dominant share first, up to D_j) and they start with those counts
   (a job keeps its allocation until it completes: the Schedule format fixes one placement);
 - Tiresias / AntMan: preemptive slot simulations with a fixed placement per job (chosen at its
-  first start); a resumed job loses ``PREEMPT_OVERHEAD`` slots of progress. Tiresias ranks by
+  first start); a resumed job loses ``preempt_overhead`` slots of progress. Tiresias ranks by
   (remaining slots at N_fix) x (GPUs of the gang); AntMan serves resource-guarantee jobs (weight
   >= the instance's median) first, opportunistic jobs on the leftovers, and demotes a guarantee job
-  that queued for more than ``ANTMAN_QUEUE`` slots.
+  that queued for more than ``queue_slots`` slots.
+
+The numbers the paper leaves open are fields of :class:`FifoParams`, :class:`TiresiasParams` and
+:class:`AntmanParams` (defaults: the digest's choices). Every simulation checks the method's
+:class:`~optsched.deadline.Deadline` once per job or event; a baseline stopped by it returns no
+schedule (status ``time_limit``).
 
 Tolerance (issue 13): an amount fits free capacity when ``at_most(amount, free)`` (the placement
 module's vectorised ``_room``), so no slot exceeds verify's C + slack(C); a preemptive job is done
@@ -25,22 +31,95 @@ when verify_preemptive's own (2f) expression ``covers`` W_j.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import numpy as np
 
 from optsched import tolerance
-from optsched.problems.elastic_cluster import Instance, Plan, Schedule
+from optsched.deadline import NEVER, Deadline
+from optsched.method import Params, param
+from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify_preemptive
 from optsched.result import Outcome, SolveStatus
+from optsched.simulate.capacity import CapacityProfile
 from optsched.solvers.elastic_cluster.placement import _count_fit, _room
 
 PREEMPT_OVERHEAD = 0.1
 ANTMAN_QUEUE = 5
 MAX_WORKERS = 30
 
+_WORKERS_DOC = ("Sec. 7 gives no worker counts; digest Sec. 4.8: each job runs N_fix ~ "
+                "U{1..max_workers} workers (seeded), capped at D_j and at what fits the idle "
+                "cluster")
+_OVERHEAD_DOC = ("Sec. 7 names preemptive baselines without a cost; digest Sec. 4.8: a resumed "
+                 "job loses this many slots of progress (verify_preemptive checks the same)")
+
+
+@dataclass(frozen=True)
+class FifoParams(Params):
+    """FIFO (Sec. 7 baseline; digest Sec. 4.8 reimplementation)."""
+
+    max_workers: int = param(MAX_WORKERS, _WORKERS_DOC)
+
+    def __post_init__(self) -> None:
+        _at_least("max_workers", self.max_workers, 1)
+
+
+@dataclass(frozen=True)
+class TiresiasParams(Params):
+    """Tiresias (Sec. 7 baseline, 2D-LAS priority; digest Sec. 4.8 reimplementation)."""
+
+    max_workers: int = param(MAX_WORKERS, _WORKERS_DOC)
+    preempt_overhead: float = param(PREEMPT_OVERHEAD, _OVERHEAD_DOC)
+
+    def __post_init__(self) -> None:
+        _at_least("max_workers", self.max_workers, 1)
+        _at_least("preempt_overhead", self.preempt_overhead, 0.0)
+
+
+@dataclass(frozen=True)
+class AntmanParams(Params):
+    """AntMan (Sec. 7 baseline, guarantee / opportunistic jobs; digest Sec. 4.8)."""
+
+    max_workers: int = param(MAX_WORKERS, _WORKERS_DOC)
+    preempt_overhead: float = param(PREEMPT_OVERHEAD, _OVERHEAD_DOC)
+    queue_slots: int = param(
+        ANTMAN_QUEUE, "digest Sec. 4.8: a resource-guarantee job (weight >= the median) that has "
+                      "waited more than this many slots is demoted to opportunistic")
+
+    def __post_init__(self) -> None:
+        _at_least("max_workers", self.max_workers, 1)
+        _at_least("preempt_overhead", self.preempt_overhead, 0.0)
+        _at_least("queue_slots", self.queue_slots, 0)
+
+
+def _at_least(name: str, value: float, low: float) -> None:
+    if not value >= low:
+        raise ValueError(f"{name}: must be >= {low}, got {value}")
+
+
+def preemptive_checker(overhead: float) -> Callable[[Instance, Schedule], float]:
+    """The checker of a preemptive baseline's schedules: :func:`verify_preemptive` with the
+    baseline's resume ``overhead`` (the ``verify=`` of its registered Method)."""
+
+    def check(instance: Instance, schedule: Schedule) -> float:
+        return verify_preemptive(instance, schedule, overhead)
+
+    check.__doc__ = f"verify_preemptive with overhead {overhead} slots per resume."
+    return check
+
+
+def _stopped(done: int, total: int, what: str = "jobs") -> Outcome:
+    """A baseline cut short by its deadline: no schedule, status ``time_limit``."""
+    return Outcome(None, SolveStatus.TIME_LIMIT,
+                   info={"stopped": f"deadline: time limit expired after {done} of {total} {what}"})
+
 
 def ideal_types(inst: Instance, j: int) -> tuple[int, int]:
     """(m*, p*) maximising rho(q=0) among the types of which one worker (+ one PS) fits an idle
-    server or the cluster; p* = -1 for all-reduce; ties to the lower index. Cached per instance."""
-    cache = inst.__dict__.setdefault("_ideal_types", {})
+    server or the cluster; p* = -1 for all-reduce; ties to the lower index. Memoised per
+    instance."""
+    cache = memo(inst, "ideal_types")
     if j not in cache:
         cache[j] = _ideal_types(inst, j)
     return cache[j]
@@ -54,12 +133,16 @@ def _ideal_types(inst: Instance, j: int) -> tuple[int, int]:
     return max(pairs, key=lambda mp: (inst.rate(j, mp[0], mp[1], n, 0), -mp[0], -mp[1]))
 
 
-def fixed_workers(inst: Instance, seed: int) -> list[int]:
-    """N_fix ~ U{1..30} capped at D_j and at what fits the idle cluster, one per job (seeded)."""
+def fixed_workers(inst: Instance, seed: int, max_workers: int = MAX_WORKERS,
+                  deadline: Deadline = NEVER) -> list[int] | None:
+    """N_fix ~ U{1..max_workers} capped at D_j and at what fits the idle cluster, one per job
+    (seeded); None when the ``deadline`` expired first."""
     rng = np.random.default_rng(seed)
     out = []
     for j, job in enumerate(inst.jobs):
-        n = min(int(rng.integers(1, MAX_WORKERS + 1)), job.chunks)
+        if deadline.expired():
+            return None
+        n = min(int(rng.integers(1, max_workers + 1)), job.chunks)
         m, p = ideal_types(inst, j)
         while n > 1 and place(inst, j, m, p, n, inst.cap) is None:
             n -= 1
@@ -95,26 +178,17 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
     return tuple(int(v) for v in y), tuple(int(s[h]) if k == h else 0 for k in range(H)), 0
 
 
-class Timeline:
-    """Free capacity per (server, resource, slot), growing on demand."""
+class Timeline(CapacityProfile):
+    """Free capacity per (server, resource, slot), growing on demand: the shared
+    :class:`~optsched.simulate.capacity.CapacityProfile` over ``C[h, r]`` (``window`` is its
+    min-free query); ``take`` reserves a plan's usage over its duration."""
 
     def __init__(self, inst: Instance, length: int = 64):
+        super().__init__(inst.cap, length)
         self.inst = inst
-        self.free = np.repeat(inst.cap[:, :, None], length, axis=2)
-
-    def _grow(self, last: int) -> None:
-        while self.free.shape[2] <= last:
-            self.free = np.concatenate([self.free, np.repeat(self.inst.cap[:, :, None],
-                                                             self.free.shape[2], axis=2)], axis=2)
-
-    def window(self, start: int, length: int) -> np.ndarray:
-        self._grow(start + length)
-        return self.free[:, :, start:start + length].min(axis=2)
 
     def take(self, plan: Plan) -> None:
-        self._grow(plan.start + plan.duration)
-        use = _usage(self.inst, plan)
-        self.free[:, :, plan.start:plan.start + plan.duration] -= use[:, :, None]
+        self.reserve(_usage(self.inst, plan), plan.start, plan.duration)
 
 
 def _usage(inst: Instance, plan: Plan) -> np.ndarray:
@@ -136,12 +210,40 @@ def _try_start(inst: Instance, line: Timeline, j: int, m: int, p: int, n: int, t
     return None
 
 
-def fifo(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def fifo(inst: Instance, params: FifoParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """FIFO: strict arrival order, each job at the earliest slot >= max(a_j, previous start)
-    where its N_fix-worker ideal placement fits for its whole duration."""
-    counts, line = fixed_workers(inst, seed), Timeline(inst)
-    plans, prev = [None] * len(inst.jobs), 1
-    for j in sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j)):
+    where its N_fix-worker ideal placement fits for its whole duration (non-preemptive).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    params
+        :class:`FifoParams` (the range of N_fix).
+    deadline
+        Checked once per job; when it expires there is no schedule (status ``time_limit``).
+    seed
+        Seeds N_fix.
+
+    Notes
+    -----
+    One of the paper's baselines (Sec. 7, Figs. 2, 5), described in one sentence; every detail is
+    the digest's Sec. 4.8 reimplementation. Sec. 7 claims A_online beats it by >= 30 %: errata E3.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("elastic_cluster", "tiny", 0), "fifo").status.value
+    'feasible'
+    """
+    counts, line = fixed_workers(inst, seed, params.max_workers, deadline), Timeline(inst)
+    if counts is None:
+        return _stopped(0, len(inst.jobs))
+    plans: list[Plan | None] = [None] * len(inst.jobs)
+    prev = 1
+    for k, j in enumerate(sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j))):
+        if deadline.expired():
+            return _stopped(k, len(inst.jobs))
         m, p = ideal_types(inst, j)
         t = max(prev, inst.jobs[j].arrival)
         # capacity only frees up when a job completes: try t, then the later completions
@@ -152,20 +254,50 @@ def fifo(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> O
                 break
         line.take(plan)
         plans[j], prev = plan, t
-    return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE, info={"n_fix": counts})
+    return Outcome(Schedule(_complete(plans)), SolveStatus.FEASIBLE, info={"n_fix": counts})
 
 
-def drf(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def drf(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """DRF by progressive filling of the waiting jobs' worker counts at every slot where jobs wait
-    (non-preemptive: a started job keeps its allocation)."""
-    line, plans = Timeline(inst), [None] * len(inst.jobs)
+    (non-preemptive: a started job keeps its allocation).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    deadline
+        Checked at every event and waiting job; when it expires there is no schedule (status
+        ``time_limit``).
+    seed
+        Unused (DRF is deterministic).
+
+    Notes
+    -----
+    One of the paper's baselines (Sec. 7, Figs. 2, 5; digest Sec. 4.8 reimplementation, no
+    parameter). Sec. 7 claims A_online beats it by >= 30 %; measured, DRF beats A_online at paper
+    scale: errata E3.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("elastic_cluster", "tiny", 0), "drf").status.value
+    'feasible'
+    """
+    line = Timeline(inst)
+    plans: list[Plan | None] = [None] * len(inst.jobs)
     total = np.maximum(inst.cap.sum(axis=0), 1e-12)  # a share's denominator, not a tolerance
     t = 1
     while any(pl is None for pl in plans):
+        if deadline.expired():
+            return _stopped(sum(pl is not None for pl in plans), len(inst.jobs))
         waiting = [j for j, pl in enumerate(plans) if pl is None and inst.jobs[j].arrival <= t]
         free = line.window(t, 1)
-        counts = _progressive_fill(inst, waiting, free, total)
+        counts = _progressive_fill(inst, waiting, free, total, deadline)
+        if counts is None:
+            return _stopped(sum(pl is not None for pl in plans), len(inst.jobs))
         for j in sorted(waiting, key=lambda j: (inst.jobs[j].arrival, j)):
+            if deadline.expired():
+                return _stopped(sum(pl is not None for pl in plans), len(inst.jobs))
             m, p = ideal_types(inst, j)
             for n in range(counts[j], 0, -1):
                 plan = _try_start(inst, line, j, m, p, n, t)
@@ -177,16 +309,28 @@ def drf(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Ou
         events = [job.arrival for job in inst.jobs if job.arrival > t]
         events += [pl.completion for pl in plans if pl is not None and pl.completion > t]
         t = min(events) if events else t + 1
-    return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE)
+    return Outcome(Schedule(_complete(plans)), SolveStatus.FEASIBLE)
 
 
-def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray) -> dict:
-    """Worker counts by max-min fairness on dominant shares over the aggregate free capacity."""
+def _complete(plans: list[Plan | None]) -> tuple[Plan, ...]:
+    """Every job's plan (the simulations only end when each job has one)."""
+    out = tuple(p for p in plans if p is not None)
+    if len(out) != len(plans):
+        raise AssertionError("a baseline left a job without a plan")
+    return out
+
+
+def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray,
+                      deadline: Deadline = NEVER) -> dict | None:
+    """Worker counts by max-min fairness on dominant shares over the aggregate free capacity
+    (None when the ``deadline`` expired while the jobs' types were computed)."""
     left = free.sum(axis=0).copy()
     counts = {j: 0 for j in jobs}
     share = {j: 0.0 for j in jobs}
     per = {}
     for j in jobs:
+        if deadline.expired():
+            return None
         m, p = ideal_types(inst, j)
         per[j] = (inst.e[m], inst.z[p] if inst.is_ps else np.zeros(inst.n_res), m, p)
     active = set(jobs)
@@ -206,17 +350,28 @@ def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray)
 # -------------------------------------------------------------------------- preemptive baselines
 
 
-def _simulate(inst: Instance, seed: int, order_fn) -> Outcome:
+def _simulate(inst: Instance, seed: int, order_fn, max_workers: int, overhead: float,
+              deadline: Deadline) -> Outcome:
     """Slot simulation: each slot, active jobs in ``order_fn`` order run if their (fixed) placement
-    fits the slot's free capacity; a resume costs PREEMPT_OVERHEAD slots of progress."""
-    counts = fixed_workers(inst, seed)
+    fits the slot's free capacity; a resume costs ``overhead`` slots of progress. The deadline is
+    checked per job while preparing and once per slot."""
+    counts = fixed_workers(inst, seed, max_workers, deadline)
     J = len(inst.jobs)
-    types = [ideal_types(inst, j) for j in range(J)]
+    if counts is None:
+        return _stopped(0, J, "jobs prepared")
+    types = []
+    for j in range(J):
+        if deadline.expired():
+            return _stopped(j, J, "jobs prepared")
+        types.append(ideal_types(inst, j))
     placed: list = [None] * J
-    progress, segments = [0.0] * J, [[] for _ in range(J)]
+    progress = [0.0] * J
+    segments: list[list[tuple[int, int]]] = [[] for _ in range(J)]
     done, waited = [False] * J, [0] * J
     t = 1
     while not all(done):
+        if deadline.expired():
+            return _stopped(sum(done), J)
         free = inst.cap.copy()
         active = [j for j in range(J) if not done[j] and inst.jobs[j].arrival <= t]
         for j in order_fn(t, active, progress, counts, types, waited):
@@ -235,7 +390,8 @@ def _simulate(inst: Instance, seed: int, order_fn) -> Outcome:
                 waited[j] += 1
                 continue
             free -= use
-            _advance(inst, j, t, placed[j], types[j], counts[j], progress, segments, done)
+            _advance(inst, j, t, placed[j], types[j], counts[j], progress, segments, done,
+                     overhead)
         t += 1
     plans = []
     for j in range(J):
@@ -246,7 +402,7 @@ def _simulate(inst: Instance, seed: int, order_fn) -> Outcome:
     return Outcome(Schedule(tuple(plans)), SolveStatus.FEASIBLE, info={"n_fix": counts})
 
 
-def _advance(inst, j, t, placed, types, n, progress, segments, done) -> None:
+def _advance(inst, j, t, placed, types, n, progress, segments, done, overhead: float) -> None:
     segs = segments[j]
     resumed = bool(segs) and segs[-1][1] != t - 1
     if segs and not resumed:
@@ -254,15 +410,41 @@ def _advance(inst, j, t, placed, types, n, progress, segments, done) -> None:
     else:
         segs.append((t, t))
     rate = n * inst.rate(j, types[0], types[1], n, placed[2])
-    progress[j] += rate * (1.0 - PREEMPT_OVERHEAD if resumed else 1.0)
+    progress[j] += rate * (1.0 - overhead if resumed else 1.0)
     # done by verify_preemptive's own (2f) expression (the same float operations)
-    slots = sum(b - a + 1 for a, b in segs) - PREEMPT_OVERHEAD * (len(segs) - 1)
+    slots = sum(b - a + 1 for a, b in segs) - overhead * (len(segs) - 1)
     if tolerance.covers(slots * rate, inst.jobs[j].work):
         done[j] = True
 
 
-def tiresias(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Tiresias: every slot, jobs by (remaining slots at N_fix) x (GPUs of the gang), ascending."""
+def tiresias(inst: Instance, params: TiresiasParams, *, deadline: Deadline,
+             seed: int = 0) -> Outcome:
+    """Tiresias: every slot, jobs by (remaining slots at N_fix) x (GPUs of the gang), ascending
+    (preemptive, one fixed placement per job; checked by :func:`preemptive_checker`).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    params
+        :class:`TiresiasParams` (range of N_fix, resume overhead).
+    deadline
+        Checked once per slot; when it expires there is no schedule (status ``time_limit``).
+    seed
+        Seeds N_fix.
+
+    Notes
+    -----
+    One of the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation of Tiresias' 2D-LAS).
+    Preemptive, so its schedules follow a relaxed model and are not compared with the exact
+    optimum. Sec. 7 claims A_online beats it by >= 30 %: errata E3.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("elastic_cluster", "tiny", 0), "tiresias").status.value
+    'feasible'
+    """
     gpu = inst.resources.index("gpu") if "gpu" in inst.resources else 0
 
     def order(t, active, progress, counts, types, waited):
@@ -273,21 +455,46 @@ def tiresias(inst: Instance, *, time_limit: float | None = None, seed: int = 0) 
             return (remaining * counts[j] * inst.e[m, gpu], j)
         return sorted(active, key=key)
 
-    return _simulate(inst, seed, order)
+    return _simulate(inst, seed, order, params.max_workers, params.preempt_overhead, deadline)
 
 
-def antman(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def antman(inst: Instance, params: AntmanParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """AntMan: guarantee jobs (weight >= median) first in arrival order, then opportunistic jobs;
-    a guarantee job that waited more than ANTMAN_QUEUE slots becomes opportunistic."""
+    a guarantee job that waited more than ``params.queue_slots`` slots becomes opportunistic
+    (preemptive, one fixed placement per job; checked by :func:`preemptive_checker`).
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    params
+        :class:`AntmanParams` (range of N_fix, resume overhead, queueing limit).
+    deadline
+        Checked once per slot; when it expires there is no schedule (status ``time_limit``).
+    seed
+        Seeds N_fix.
+
+    Notes
+    -----
+    One of the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation). Preemptive, so its
+    schedules follow a relaxed model and are not compared with the exact optimum. Sec. 7 claims
+    A_online beats it by >= 30 %: errata E3.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("elastic_cluster", "tiny", 0), "antman").status.value
+    'feasible'
+    """
     median = float(np.median([j.weight for j in inst.jobs]))
 
     def order(t, active, progress, counts, types, waited):
         def key(j):
-            guaranteed = inst.jobs[j].weight >= median and waited[j] <= ANTMAN_QUEUE
+            guaranteed = inst.jobs[j].weight >= median and waited[j] <= params.queue_slots
             return (0 if guaranteed else 1, inst.jobs[j].arrival, j)
         return sorted(active, key=key)
 
-    return _simulate(inst, seed, order)
+    return _simulate(inst, seed, order, params.max_workers, params.preempt_overhead, deadline)
 
 
 # ------------------------------------------------------------------------- batch: Jain et al.
@@ -327,4 +534,5 @@ def _rtl(inst: Instance, line: Timeline, j: int, m: int, p: int, tau: int):
     return None
 
 
-__all__ = ["antman", "drf", "fifo", "ideal_types", "jain_greedy", "place", "tiresias"]
+__all__ = ["AntmanParams", "FifoParams", "TiresiasParams", "antman", "drf", "fifo", "ideal_types",
+           "jain_greedy", "place", "preemptive_checker", "tiresias"]

@@ -11,18 +11,48 @@ its value equals LP(8) (strong duality).
 
 from __future__ import annotations
 
-import numpy as np
-import pyomo.environ as pyo
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from optsched.models.elastic_cluster import Column, build_packing_dual
+import numpy as np
+
+from optsched.deadline import NEVER, Deadline
 from optsched.problems.elastic_cluster import Instance, Plan
 from optsched.solvers.elastic_cluster.placement import PriceState, SubPlan, job_best
-from optsched.solvers.highs import solve_model
+
+if TYPE_CHECKING:
+    from optsched.models.elastic_cluster import Column
 
 EPS = 1e-7
 
 
+@dataclass(frozen=True)
+class PackingLP:
+    """What :func:`packing_lp` found.
+
+    Attributes
+    ----------
+    value
+        The restricted master's value: LP(8) when ``converged``; otherwise the value over the
+        columns found so far (a lower bound on the maximum LP(8)).
+    columns, iterations
+        The generated columns and the number of pricing rounds.
+    converged
+        True when no column prices out (strong duality: ``value`` is LP(8)).
+    stopped
+        Why the loop ended early (deadline or iteration cap), or None.
+    """
+
+    value: float
+    columns: list
+    iterations: int
+    converged: bool
+    stopped: str | None = None
+
+
 def _column(inst: Instance, j: int, sub: SubPlan) -> Column:
+    from optsched.models.elastic_cluster import Column
+
     use = sub.usage(inst)
     usage = tuple((h, r, float(use[h, r])) for h in range(inst.n_servers)
                   for r in range(inst.n_res) if use[h, r] > 0)
@@ -43,10 +73,17 @@ def _price(inst: Instance, jobs, tau: int, delta: np.ndarray) -> dict:
     return out
 
 
-def packing_lp(inst: Instance, jobs, tau: int, max_iter: int = 200) -> tuple[float, list, int]:
+def packing_lp(inst: Instance, jobs, tau: int, max_iter: int = 200, *,
+               deadline: Deadline = NEVER) -> PackingLP:
     """LP(8) for the batch ``jobs`` with deadline tau by column generation.
 
-    Returns (value, columns, iterations)."""
+    The loop stops early (``converged`` False, ``stopped`` saying why, never an exception) after
+    ``max_iter`` pricing rounds or when the time ``deadline`` expires."""
+    import pyomo.environ as pyo
+
+    from optsched.models.elastic_cluster import build_packing_dual
+    from optsched.solvers.highs import solve_model
+
     jobs = list(jobs)
     H, R = inst.n_servers, inst.n_res
     delta = np.zeros((H, R, tau))
@@ -54,16 +91,20 @@ def packing_lp(inst: Instance, jobs, tau: int, max_iter: int = 200) -> tuple[flo
     columns: list[Column] = []
     value = 0.0
     for it in range(1, max_iter + 1):
+        if deadline.expired():
+            return PackingLP(value, columns, it - 1, False, "deadline")
         new = [_column(inst, j, plan) for j, (cost, plan) in _price(inst, jobs, tau, delta).items()
                if inst.jobs[j].weight - cost > u[j] + EPS * max(1.0, inst.jobs[j].weight)]
         if not new:
-            return value, columns, it
+            return PackingLP(value, columns, it, True)
         columns.extend(new)
         dual = build_packing_dual(inst, columns, tau)
-        rep = solve_model(dual)
+        rep = solve_model(dual, deadline=deadline)
+        if not rep.has_solution:
+            return PackingLP(value, columns, it, False, f"restricted master: {rep.status.value}")
         value = rep.objective
         delta = np.zeros((H, R, tau))
         for (h, r, t), var in dual.delta.items():
             delta[h, r, t - 1] = max(0.0, pyo.value(var))
         u = {j: (max(0.0, pyo.value(dual.u[j])) if j in dual.u else 0.0) for j in jobs}
-    raise RuntimeError(f"column generation did not converge in {max_iter} iterations")
+    return PackingLP(value, columns, max_iter, False, f"no convergence in {max_iter} iterations")

@@ -20,6 +20,10 @@ Tolerance (issue 13): an amount fits a residual omega when ``at_most(amount, ome
 :func:`_room`; on the idle cluster omega = C, so this is verify's capacity rule exactly, and on a
 residual it never lets a slot exceed verify's C + slack(C)); PS counts are verify's (2i) staircase
 (``Instance.ps_raw``), durations ``Instance.duration``.
+
+Deadline: a :class:`PriceState` may carry the method's :class:`~optsched.deadline.Deadline`; the
+subroutines then stop enumerating once it has expired (their result is incomplete, and the caller,
+which checks the same deadline, drops it).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from optsched import tolerance
-from optsched.problems.elastic_cluster import Instance, Plan
+from optsched.deadline import NEVER, Deadline
+from optsched.problems.elastic_cluster import Instance, Plan, memo
 
 
 def _room(limit: np.ndarray) -> np.ndarray:
@@ -49,8 +54,8 @@ def _count_fit(room: np.ndarray, unit: np.ndarray) -> np.ndarray:
 
 def _ps_counts(inst: Instance, m: int, p: int, n_workers: int) -> np.ndarray:
     """raw[g] = the fewest PSs of type p meeting verify's (2i) for n_workers - g remote type-m
-    workers (g = 0..n_workers); 0 when nothing is remote. Cached per instance (read-only)."""
-    cache = inst.__dict__.setdefault("_ps_counts", {})
+    workers (g = 0..n_workers); 0 when nothing is remote. Memoised per instance (read-only)."""
+    cache = memo(inst, "ps_counts")
     if (m, p, n_workers) not in cache:
         raw = np.array([inst.ps_raw(m, p, n_workers - g) for g in range(n_workers + 1)],
                        dtype=float)
@@ -77,19 +82,25 @@ class PriceState:
     """Residual capacity and prices over relative slots 1..tau (arrays H x R x tau).
 
     ``omega`` and ``delta`` must not be modified after the first query (window statistics are
-    cached); build a new state after every admission.
+    cached); build a new state after every admission. ``deadline``: the subroutines stop
+    enumerating when it has expired.
     """
 
     inst: Instance
     omega: np.ndarray
     delta: np.ndarray
+    deadline: Deadline = NEVER
     _sums: np.ndarray | None = None
     _table: list = field(default_factory=list)
     _cache: dict = field(default_factory=dict)
 
     @property
     def tau(self) -> int:
-        return self.omega.shape[2]
+        return int(self.omega.shape[2])
+
+    def expired(self) -> bool:
+        """True once the state's deadline has passed (the enumeration should stop)."""
+        return self.deadline.expired()
 
     def windows(self, length: int) -> tuple[np.ndarray, np.ndarray]:
         """(WS, WM) for windows of ``length`` starting at relative slots 1..tau-length:
@@ -169,6 +180,8 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
     server h, for every (m', p', L, t^-, h); exact for (13)/(21) with q = 1 (Theorems 1, 6)."""
     inst, best = state.inst, best or Best()
     for m, p, n, length in _configs(inst, j, 1, state.tau - 1):
+        if state.expired():
+            break
         if best.hopeless(length):
             continue
         e, z = _per_unit(inst, m, p)
@@ -229,6 +242,8 @@ def mincost_distributed_ra(state: PriceState, j: int, best: Best | None = None) 
     exact for (21) with q = 0 (a transportation problem)."""
     inst, best = state.inst, best or Best()
     for m, _, n, length in _configs(inst, j, 0, state.tau - 1):
+        if state.expired():
+            break
         if best.hopeless(length):
             continue
         e = inst.e[m]
@@ -258,6 +273,8 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
     """
     inst, best = state.inst, best or Best()
     for m, p, n, length in _configs(inst, j, 0, state.tau - 1):
+        if state.expired():
+            break
         if best.hopeless(length):
             continue
         e, z = _per_unit(inst, m, p)
@@ -271,6 +288,8 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
         solve = _exact_ps_server if exact else _faithful_ps_server
         finish = np.arange(1, len(lower) + 1) + length
         for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost))):
+            if state.expired():
+                break
             if not best.better(float(lower[s]), float(finish[s])):
                 continue
             found = solve(wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, raw, literal)
@@ -404,38 +423,40 @@ def job_best(state: PriceState, j: int, pricing: str = "paper",
     return mincost_distributed_ra(state, j, best)
 
 
-def fastest_alone(inst: Instance, j: int) -> SubPlan | None:
-    """The shortest schedule of job j on the idle cluster (start 1), or None if none fits.
+def fastest_alone(inst: Instance, j: int, deadline: Deadline = NEVER) -> SubPlan | None:
+    """The shortest schedule of job j on the idle cluster (start 1), or None if none fits (or
+    the ``deadline`` expired before one was found: the caller checks it).
 
     Configurations are tried by increasing duration; a q = 1 one fits if one server holds N
-    workers (+ 1 PS); a q = 0 one is placed by the exact placement with zero prices."""
+    workers (+ 1 PS); a q = 0 one is placed by the exact placement with zero prices (on the
+    idle cluster every window's residual is C and its price 0)."""
+    H = inst.n_servers
     for m, p, q, n, d in sorted(inst.configurations(j), key=lambda c: (c[4], -c[2])):
-        state = empty_state(inst, d + 1)
+        if deadline.expired():
+            return None
         best = Best()
         if q == 1:
-            _try_colocated(state, m, p, n, d, best)
+            _try_colocated(inst, m, p, n, d, best)
         elif inst.is_ps:
-            ws, wm = state.windows(d)
             e, z = _per_unit(inst, m, p)
-            found = _exact_ps_server(wm[:, :, 0], ws[:, 0, 0] * 0, ws[:, 0, 0] * 0,
-                                     _caps(wm[:, :, 0], e), e, z, n, _ps_counts(inst, m, p, n),
-                                     False)
+            zero = np.zeros(H)
+            found = _exact_ps_server(inst.cap, zero, zero, _caps(inst.cap, e), e, z, n,
+                                     _ps_counts(inst, m, p, n), False)
             if found is not None:
                 best.offer(0.0, lambda: SubPlan(1, d, m, p, 0, tuple(int(v) for v in found[1]),
                                                 tuple(int(v) for v in found[2])))
         else:
-            caps = _caps(state.windows(d)[1][:, :, 0], inst.e[m])
-            y = _greedy_fill(np.arange(inst.n_servers), caps, n)
+            caps = _caps(inst.cap, inst.e[m])
+            y = _greedy_fill(np.arange(H), caps, n)
             if y.sum() >= n:
                 best.offer(0.0, lambda: SubPlan(1, d, m, -1, 0, tuple(int(v) for v in y),
-                                                (0,) * inst.n_servers))
+                                                (0,) * H))
         if best.plan is not None:
             return best.plan
     return None
 
 
-def _try_colocated(state: PriceState, m: int, p: int, n: int, d: int, best: Best) -> None:
-    inst = state.inst
+def _try_colocated(inst: Instance, m: int, p: int, n: int, d: int, best: Best) -> None:
     e, z = _per_unit(inst, m, p)
     fits = np.flatnonzero(((n * e + z)[None, :] <= _room(inst.cap)).all(axis=1))
     if len(fits):

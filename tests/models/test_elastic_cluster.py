@@ -121,11 +121,13 @@ def test_toy_exact_is_7(arch):
 
 
 def test_safe_horizon_covers_serial_schedule():
+    from optsched.solvers.elastic_cluster.bounds import serial_schedule
+
     for seed in range(6):
         inst = generate("tiny", seed)
-        serial = em.serial_schedule(inst)
-        verify(inst, serial)
-        assert max(p.completion for p in serial.plans) - 1 <= em.safe_horizon(inst)
+        serial = serial_schedule(inst)
+        cost = verify(inst, serial)
+        assert max(p.completion for p in serial.plans) - 1 <= em.safe_horizon(inst, cost)
 
 
 def _batch(seed: int, tau: int):
@@ -167,9 +169,10 @@ def test_column_generation_equals_explicit_lp(seed):
     inst, jobs, tau = _batch(seed, 6)
     cols = [c for j in jobs for c in em.enumerate_columns(inst, j, tau)]
     lp = solve_model(em.build_packing(inst, cols, tau, relax=True))
-    value, used, iterations = packing_lp(inst, jobs, tau)
-    assert value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
-    assert len(used) <= len(cols) and iterations >= 2
+    res = packing_lp(inst, jobs, tau)
+    assert res.converged and res.stopped is None
+    assert res.value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
+    assert len(res.columns) <= len(cols) and res.iterations >= 2
 
 
 

@@ -184,3 +184,32 @@ def test_ps_needed_is_the_least_verify_accepts(bandwidth):
                 if s > 1:
                     with pytest.raises(InfeasibleSchedule, match=r"\(2i\)"):
                         verify(single, Schedule((dataclasses.replace(plan, ps=(0, s - 1)),)))
+
+
+def test_python_built_schedules_are_validated_and_normalised():
+    import numpy as np
+
+    plan = Plan(np.int64(1), 2, 1, 0, 1, [np.int64(1)], (1,))
+    sched = Schedule([plan])
+    assert sched.plans == (Plan(1, 2, 1, 0, 1, (1,), (1,)),)
+    assert type(sched.plans[0].start) is int and type(sched.plans[0].workers) is tuple
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\].workers\[0\]: must be >= 0"):
+        Schedule((dataclasses.replace(GOOD, workers=(-1, 1)),))
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\].segments\[0\]: must be"):
+        Schedule((dataclasses.replace(GOOD, segments=((2, 3, 4),)),))
+    with pytest.raises(InvalidInstance, match=r"schedule.jobs\[1\]: must be a Plan"):
+        Schedule((GOOD, None))
+
+
+def test_json_and_python_instances_are_the_same_object():
+    """from_dict only reads the fields; the constructor validates and normalises them (ints in
+    float fields become floats, lists tuples), so both paths give equal instances."""
+    inst = toy()
+    d = inst.to_dict()
+    d["capacity"] = [[3, 10]]
+    d["jobs"][0]["weight"] = 1
+    again = Instance.from_dict(d)
+    assert again == inst and type(again.jobs[0].weight) is float
+    assert type(again.capacity[0][0]) is float and type(again.jobs[0].compute) is tuple
+    with pytest.raises(InvalidInstance, match=r"instance.jobs\[1\].chunks: must be >= 1, got 0"):
+        dataclasses.replace(inst, jobs=(inst.jobs[0], dataclasses.replace(inst.jobs[1], chunks=0)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.registry import solve
 from optsched.solvers.elastic_cluster import baselines as bl
 from optsched.solvers.elastic_cluster.aonline import (
-    a_maxweight, a_online, alpha_for, gamma, theorem_alpha,
+    COMPACT, AOnlineParams, a_maxweight, a_online_plans, alpha_for, gamma, theorem_alpha,
 )
 from optsched.solvers.elastic_cluster.placement import (
     PriceState, _caps, _faithful_ps_server, job_best, mincost_colocated, mincost_distributed_ps,
@@ -177,7 +178,7 @@ def test_theorem5_and_windows_on_tiny(seed):
     opt = brute.brute_force(inst)
     alpha = theorem_alpha(inst)
     for pricing in ("paper", "exact"):
-        plans, out = a_online(inst, "theorem", "paper", pricing)
+        plans, out = a_online_plans(inst, AOnlineParams(pricing=pricing))
         value = verify(inst, Schedule(tuple(plans)))
         assert opt - 1e-6 <= value <= 4 * alpha * opt  # Theorem 5
         for rec in out.rounds:  # windows start at alpha tau_i and never overlap earlier rounds
@@ -187,7 +188,7 @@ def test_theorem5_and_windows_on_tiny(seed):
                 assert all(plans[j].start >= first for j in rec.admitted)
                 assert all(plans[j].start + plans[j].duration <= first + alpha * rec.round.tau
                            for j in rec.admitted)
-    compact, _ = a_online(inst, "per_round", "compact")
+    compact, _ = a_online_plans(inst, COMPACT)
     assert verify(inst, Schedule(tuple(compact))) >= opt - 1e-6
 
 
@@ -195,7 +196,7 @@ def test_theorem5_and_windows_on_tiny(seed):
 def test_lemma2_round_weight_reaches_opt7(seed):
     """Lemma 2 (ii): with alpha from (6), each round's admitted weight >= OPT_7(J_i, tau_i)."""
     inst = generate("tiny", seed)
-    _, out = a_online(inst, "theorem", "paper")
+    _, out = a_online_plans(inst)
     for rec in out.rounds:
         opt7 = solve_model(em.build_batch(inst, list(rec.batch), rec.round.tau)).objective \
             if rec.round.tau > 1 else 0.0
@@ -275,3 +276,99 @@ def test_literal_alg4_rejects_all_workers_on_the_ps_server():
     literal = _faithful_ps_server(wm, np.zeros(1), np.zeros(1), _caps(wm, e), e, z, 2, raw, True)
     assert fixed is not None and fixed[1].tolist() == [2.0] and fixed[2].tolist() == [1.0]
     assert literal is None
+
+
+# ------------------------------------------------------------------ issue 10: params and deadline
+
+
+def _expired():
+    from optsched.deadline import Deadline
+
+    return Deadline(time.perf_counter() - 1.0)
+
+
+def test_variants_are_one_function_with_params():
+    from optsched.registry import get_family
+    from optsched.solvers.elastic_cluster import aonline
+
+    spec = get_family("elastic_cluster")
+    online = {m.name: m for m in spec.methods if m.name.startswith("a_online")}
+    assert {m.func for m in online.values()} == {aonline.a_online}
+    assert online["a_online"].params == AOnlineParams()
+    assert online["a_online_exact_pricing"].params == AOnlineParams(pricing="exact")
+    assert online["a_online_eft"].params == AOnlineParams(
+        alpha="per_round", window="compact", tie_break="earliest_finish")
+    res = solve(generate("tiny", 0), "a_online_compact")
+    assert res.info["params"] == {"alpha": "per_round", "window": "compact", "pricing": "paper",
+                                  "tie_break": "paper", "max_rounds": 40}
+    assert solve(generate("tiny", 0), "antman").info["params"]["queue_slots"] == 5
+    with pytest.raises(ValueError, match="window"):
+        AOnlineParams(window="later")
+    with pytest.raises(ValueError, match="alpha"):
+        AOnlineParams(alpha=0)
+
+
+@pytest.mark.parametrize("name", ["a_online", "a_online_eft", "fifo", "drf", "antman",
+                                  "tiresias"])
+def test_an_expired_deadline_gives_time_limit_and_no_schedule(name):
+    from optsched.registry import get_method
+    from optsched.result import SolveStatus
+
+    entry = get_method("elastic_cluster", name)
+    out = entry.run(generate("small", 0), _expired(), 0)
+    assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
+    assert out.info["stopped"].startswith("deadline")
+
+
+def test_lower_bound_stopped_early_is_still_a_valid_bound():
+    from optsched.solvers.elastic_cluster.bounds import lower_bound
+
+    inst = generate("small", 1)
+    full = solve(inst, "lower_bound")
+    cut = lower_bound(inst, deadline=_expired())
+    assert full.status.value == "optimal" and cut.status.value == "time_limit"
+    assert cut.lower_bound == sum(j.weight * (j.arrival + 1) for j in inst.jobs)
+    assert cut.lower_bound <= full.lower_bound <= solve(inst, "exact", time_limit=60).objective
+
+
+def test_a_online_within_a_generous_deadline_is_unchanged():
+    from optsched.deadline import Deadline
+
+    inst = generate("small", 0)
+    for params in (AOnlineParams(), COMPACT):
+        plans, out = a_online_plans(inst, params)
+        again, out2 = a_online_plans(inst, params, Deadline.after(60.0))
+        assert plans == again and not out.stopped and not out2.stopped
+
+
+def test_exact_skips_a_model_it_cannot_build_in_time(monkeypatch):
+    from optsched.deadline import Deadline
+    from optsched.solvers.elastic_cluster import bounds as ex
+
+    inst = generate("tiny", 0)
+    monkeypatch.setattr(ex, "BUILD_PER_TERM", 1e6)
+    out = ex.exact(inst, deadline=Deadline.after(30.0))
+    assert out.status.value == "time_limit" and "cannot be built" in out.info["stopped"]
+    assert out.schedule is not None and out.info["binaries"] > 0  # the best heuristic's
+    assert verify(inst, out.schedule) >= solve(inst, "exact", time_limit=60).objective
+    stopped = ex.exact(inst, deadline=_expired())
+    assert stopped.status.value == "time_limit" and stopped.info["stopped"].startswith("deadline")
+
+
+def test_exact_reports_its_model_objective_through_report_outcome():
+    from optsched.deadline import Deadline
+    from optsched.solvers.elastic_cluster.bounds import exact
+
+    out = exact(generate("tiny", 1), deadline=Deadline.after(60.0))
+    assert out.status.value == "optimal" and "model_objective" not in out.info
+    assert out.model_objective == pytest.approx(verify(generate("tiny", 1), out.schedule))
+
+
+def test_caches_live_outside_the_frozen_instance():
+    inst = generate("small", 0)
+    solve(inst, "fifo")
+    solve(inst, "a_online_compact")
+    assert not {"_configs", "_ideal_types", "_ps_counts"} & set(vars(inst))
+    from optsched.problems.elastic_cluster import memo
+
+    assert memo(inst, "configurations") and memo(inst, "ideal_types")
