@@ -11,7 +11,8 @@ Protocol (benchmarks/README.md, "Exact reach"):
 * per family a size ladder; at each size ``--seeds`` instances (seeds ``0..N-1``) from the
   family's ``small`` distribution with the generator's size override set to the size
   (:data:`LADDERS`: hetero_gpu ``max_tasks`` = size and ``n_jobs`` = ceil(0.6 size), so the task
-  count is the size; edge_cloud ``n_jobs`` = size; ring_contention ``sizes`` = the small mix of
+  count is the size; edge_cloud ``n_jobs`` = size; elastic_cluster ``n_jobs`` = (size, size)
+  (architecture ``ps`` for even seeds, ``allreduce`` for odd ones, as the preset); ring_contention ``sizes`` = the small mix of
   GPUs per job {1:3, 2:2, 4:1} repeated to ``size`` jobs);
 * engines: ``milp`` = the registry's ``exact`` (``optsched.solve(inst, "exact", time_limit=...)``,
   HiGHS, threads = 1, gap 0) and ``cp`` = ``optsched.solvers.cp`` ``exact_cp`` (CP-SAT, one
@@ -20,7 +21,7 @@ Protocol (benchmarks/README.md, "Exact reach"):
   engines, so a model objective that disagrees with ``verify`` is demoted and not proven);
 * an engine's ladder stops after the first size where it proves fewer than all instances (the
   remaining instances of that size are skipped once one is unproven), and the whole run stops
-  starting new solves after ``--budget`` seconds;
+  starting new solves after ``--budget`` seconds (a family after ``--family-budget``);
 * where both engines prove an instance, their optima must agree (``optsched.tolerance.close``);
   a disagreement is printed and recorded in the CSV, never averaged away.
 
@@ -69,6 +70,8 @@ LADDERS: dict[str, Ladder] = {
                          lambda inst: len(inst.tasks), "tasks"),
     "edge_cloud": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 28, 32, 40),
                          lambda n: {"n_jobs": n}, lambda inst: len(inst.jobs), "jobs"),
+    "elastic_cluster": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 32),
+                              lambda n: {"n_jobs": (n, n)}, lambda inst: len(inst.jobs), "jobs"),
     "ring_contention": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 32),
                               lambda n: {"sizes": _ring_sizes(n)}, lambda inst: len(inst.jobs),
                               "jobs"),
@@ -214,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--budget", type=float, default=1500.0,
                     help="seconds after which no new solve starts (whole run)")
+    ap.add_argument("--family-budget", type=float, default=None,
+                    help="seconds per family after which its ladder starts no new solve")
     ap.add_argument("--sizes", type=int, nargs="+", help="override every family's ladder")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/exact_reach.csv"))
     args = ap.parse_args(argv)
@@ -243,8 +248,11 @@ def main(argv: list[str] | None = None) -> int:
 
         for family in families:
             sizes = tuple(args.sizes) if args.sizes else LADDERS[family].sizes
+            family_stop = stop_at if args.family_budget is None else min(
+                stop_at, time.perf_counter() + args.family_budget)
             rows += ladder(family, engines, sizes=sizes, seeds=args.seeds,
-                           time_limit=args.time_limit, stop_at=stop_at, writer=Flushing(), log=log)
+                           time_limit=args.time_limit, stop_at=family_stop, writer=Flushing(),
+                           log=log)
     wall = time.perf_counter() - start
     load1 = os.getloadavg()
     print(f"# Exact reach ({args.seeds} instances per size, {args.time_limit:g} s limit, "

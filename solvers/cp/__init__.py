@@ -17,19 +17,21 @@ from typing import Callable
 
 from optsched.method import Method
 from optsched.result import Outcome
-from optsched.solvers.cp import edge_cloud, hetero_gpu, ring_contention
+from optsched.solvers.cp import edge_cloud, elastic_cluster, hetero_gpu, ring_contention
 
 #: ``exact_cp`` of every family that has a CP-SAT model, by family name.
 EXACT_CP: dict[str, Callable[..., Outcome]] = {
     "hetero_gpu": hetero_gpu.exact_cp,
     "edge_cloud": edge_cloud.exact_cp,
     "ring_contention": ring_contention.exact_cp,
+    "elastic_cluster": elastic_cluster.exact_cp,
 }
 
 _DESCRIPTIONS = {
     "hetero_gpu": "CP-SAT: optional interval per task x GPU, NoOverlap per GPU, round barriers",
     "edge_cloud": "CP-SAT: interval per job, cumulative worker/PS capacity per server",
     "ring_contention": "CP-SAT: placement x start, time-indexed speeds under contention levels",
+    "elastic_cluster": "CP-SAT: interval per job, configuration choice, cumulative per resource",
 }
 
 

@@ -136,6 +136,34 @@ def test_ring_contention_infeasible_horizon():
     assert out.status is SolveStatus.INFEASIBLE and out.schedule is None
 
 
+def test_elastic_cluster_matches_brute_force():
+    from tests.solvers.brute_elastic_cluster import brute_force
+
+    for seed in range(4):  # both architectures
+        inst = optsched.generate("elastic_cluster", "tiny", seed)
+        cp = _cp(inst)
+        assert cp.status is SolveStatus.OPTIMAL
+        assert tolerance.close(optsched.verify(inst, cp.schedule), brute_force(inst)), seed
+
+
+def test_elastic_cluster_scales_rational_resources():
+    """Halved demands and capacities (denominator 2) give the same optimum as the original."""
+    from dataclasses import replace
+
+    from optsched.problems.elastic_cluster import NodeType
+
+    base = optsched.generate("elastic_cluster", "tiny", 0)
+    half = replace(base, capacity=tuple(tuple(c / 2 for c in row) for row in base.capacity),
+                   worker_types=tuple(NodeType(tuple(d / 2 for d in t.demand), t.bandwidth)
+                                      for t in base.worker_types),
+                   ps_types=tuple(NodeType(tuple(d / 2 for d in t.demand), t.bandwidth)
+                                  for t in base.ps_types))
+    a, b = _cp(base), _cp(half)
+    assert a.status is b.status is SolveStatus.OPTIMAL
+    assert tolerance.close(a.model_objective, b.model_objective)
+    assert tolerance.close(optsched.verify(half, b.schedule), b.model_objective)
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_cp_method_through_make_result(family):
     """``cp_method`` is a registry-ready exact Method; its Result is verified and optimal."""
