@@ -61,14 +61,16 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
                 seed: int = 0, tee: bool = False) -> SolveReport:
     """Solve ``model`` (exactly one active objective, minimised or maximised) with a fresh HiGHS.
 
-    The time limit is ``time_limit`` or, with ``deadline``, what is left of it (the earlier of the
-    two when both are given). The solution, when one exists, is loaded into the model's variables.
+    The time limit is ``time_limit`` or, with ``deadline``, what is left of it after the model has
+    been handed to HiGHS (the earlier of the two when both are given), so the hand-off is charged to
+    the deadline. The solution, when one exists, is loaded into the model's variables.
     """
+    opt = Highs()
+    start = time.perf_counter()
+    opt.set_instance(model)  # the Pyomo -> HiGHS hand-off; solve() below only checks for updates
     if deadline is not None:
         left = deadline.limit()
         time_limit = left if time_limit is None or left is None else min(time_limit, left)
-    opt = Highs()
-    start = time.perf_counter()
     res = opt.solve(
         model, time_limit=time_limit, rel_gap=mip_rel_gap, threads=threads, tee=tee,
         load_solutions=False, raise_exception_on_nonoptimal_result=False,
