@@ -11,6 +11,11 @@ a_online_exact_pricing  the same with an exactly optimal A_mincost1 (digest Sec.
 a_online_compact        per-round alpha, early stop and compact windows (non-paper; no guarantee):
                         what the paper's simulations describe ("alpha close to 4").
 a_online_eft            a_online_compact with ties in price cost broken by the earliest finish.
+a_online_literal_pricing  readings of the paper (issue 11; docs/readings.md), each with the
+a_online_paper_eft        paper's alpha tau_i windows: Alg. 4 line 19 without fix #11; zero-price
+a_online_per_round        ties by earliest finish (Fig. 10 text); Lemma 2's per-round alpha;
+a_online_alpha4           alpha = 4 ("close to 4", Sec. 5.3); alpha = 4 with earliest-finish ties.
+a_online_alpha4_eft
 fifo, drf, antman, tiresias   the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation).
 
 The four A_online methods are one function, :func:`~.aonline.a_online`, registered with four
@@ -21,7 +26,7 @@ imports neither Pyomo nor HiGHS (:mod:`.bounds` loads them when it solves).
 
 from __future__ import annotations
 
-from optsched.family import Family
+from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import elastic_cluster as _problem
 from optsched.solvers.elastic_cluster.aonline import COMPACT, AOnlineParams, a_online, four_alpha
@@ -36,6 +41,14 @@ A_ONLINE = AOnlineParams()
 A_ONLINE_EXACT_PRICING = AOnlineParams(pricing="exact")
 A_ONLINE_COMPACT = COMPACT
 A_ONLINE_EFT = AOnlineParams(alpha="per_round", window="compact", tie_break="earliest_finish")
+#: Readings of the paper (issue 11): Sec. 5.3's "alpha close to 4" as a constant, Lemma 2's
+#: per-round alpha, Fig. 10's "smallest weighted completion time" as the zero-price tie-break, and
+#: Alg. 4 line 19 without the digest's fix #11 -- each with the paper's alpha tau_i windows.
+A_ONLINE_ALPHA4 = AOnlineParams(alpha=4)
+A_ONLINE_ALPHA4_EFT = AOnlineParams(alpha=4, tie_break="earliest_finish")
+A_ONLINE_PER_ROUND = AOnlineParams(alpha="per_round")
+A_ONLINE_PAPER_EFT = AOnlineParams(tie_break="earliest_finish")
+A_ONLINE_LITERAL_PRICING = AOnlineParams(pricing="literal")
 TIRESIAS = TiresiasParams()
 ANTMAN = AntmanParams()
 
@@ -46,6 +59,17 @@ METHODS = (
            description="Alg. 1-3 + A_mincost*/A_RAmincost* (Theorem 5: 4 alpha)"),
     Method("a_online_exact_pricing", "algorithm", a_online, params=A_ONLINE_EXACT_PRICING,
            guarantee=four_alpha, description="A_online with an exact A_mincost1"),
+    Method("a_online_literal_pricing", "algorithm", a_online, params=A_ONLINE_LITERAL_PRICING,
+           guarantee=four_alpha, description="A_online, Alg. 4 line 19 literally (no fix #11)"),
+    Method("a_online_paper_eft", "algorithm", a_online, params=A_ONLINE_PAPER_EFT,
+           guarantee=four_alpha,
+           description="A_online, zero-price ties by earliest finish (Fig. 10 text)"),
+    Method("a_online_per_round", "algorithm", a_online, params=A_ONLINE_PER_ROUND,
+           description="A_online, per-round alpha of Lemma 2 / Sec. 5.3, paper windows"),
+    Method("a_online_alpha4", "algorithm", a_online, params=A_ONLINE_ALPHA4,
+           description="A_online, alpha = 4 ('close to 4', Sec. 5.3), paper windows"),
+    Method("a_online_alpha4_eft", "algorithm", a_online, params=A_ONLINE_ALPHA4_EFT,
+           description="a_online_alpha4 + earliest-finish ties at zero price"),
     Method("a_online_compact", "algorithm", a_online, params=A_ONLINE_COMPACT,
            description="A_online, per-round alpha + compact windows (non-paper)"),
     Method("a_online_eft", "algorithm", a_online, params=A_ONLINE_EFT,
@@ -60,6 +84,10 @@ METHODS = (
            verify=preemptive_checker(TIRESIAS.preempt_overhead),
            description="Tiresias 2D priority, preemptive"),
 )
+#: Every registered reading of A_online (the paper's algorithm), default first.
+READINGS = ("a_online", "a_online_exact_pricing", "a_online_literal_pricing", "a_online_paper_eft",
+            "a_online_per_round", "a_online_alpha4", "a_online_alpha4_eft", "a_online_compact",
+            "a_online_eft")
 SPEC = Family(
     name="elastic_cluster",
     description="Zhou et al. (000): online PS/all-reduce jobs on heterogeneous servers, min sum w_j c_j",
@@ -67,7 +95,11 @@ SPEC = Family(
     workloads=_workloads,
     methods=METHODS,
     default_method="a_online",
+    compare=CompareSpec(
+        methods=READINGS + ("fifo", "drf", "antman", "tiresias"),
+        title="A_online (every reading) vs baselines, paper scale (Sec. 7: J = 100, H = 150)",
+        ylabel="total weighted completion time / a_online's"),
 )
 
-__all__ = ["METHODS", "SPEC", "AOnlineParams", "AntmanParams", "FifoParams", "TiresiasParams",
+__all__ = ["METHODS", "READINGS", "SPEC", "AOnlineParams", "AntmanParams", "FifoParams", "TiresiasParams",
            "a_online", "antman", "drf", "exact", "fifo", "lower_bound", "tiresias"]
