@@ -11,6 +11,11 @@
   Hall–Schulz–Shmoys–Wein parallel inequalities on the given subsets.
 
 Tasks are ``(n, r, k)``; all tasks of a job share the job's ``T^c``/``T^s`` rows.
+
+This module builds models and reads schedules or values out of solved ones; the solve loops (the
+cut loops of the relaxations, the exact method's deadline handling) live in
+:mod:`optsched.solvers.hetero_gpu`. :func:`exact_size` and :func:`rl_size` give a model's size
+without building it, so a caller with a deadline can decide first.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from itertools import combinations
+from typing import Iterable, Sequence
 
 import pyomo.environ as pyo
 
@@ -80,6 +86,37 @@ def disjunctive_pairs(inst: Instance) -> list[tuple]:
     """DISJ: task pairs that may share a GPU unordered — all pairs except same job / different
     round, which (7) already orders (digest §3.3)."""
     return [(i, j) for i, j in combinations(inst.tasks, 2) if not (i[0] == j[0] and i[1] != j[1])]
+
+
+def _base_terms(inst: Instance) -> int:
+    """Non-zeros of :func:`_base`: (5) and the round finishes (G + 2 per task), (7), (6)."""
+    tasks, gpus = len(inst.tasks), inst.n_gpus
+    return tasks * (2 * gpus + 4) + 2 * len(inst.jobs)
+
+
+def exact_size(inst: Instance) -> dict[str, int]:
+    """Size of :func:`build_exact` without building it: ``pairs`` (``len(disjunctive_pairs)``,
+    counted in O(jobs)), ``binaries``, ``rows`` and ``terms`` (non-zeros). Building the model and
+    handing it to HiGHS costs time about linear in ``terms`` ((8a)/(8b): 5 per pair and GPU)."""
+    tasks, gpus = len(inst.tasks), inst.n_gpus
+    ordered = sum(j.tasks_per_round ** 2 * j.rounds * (j.rounds - 1) // 2 for j in inst.jobs)
+    pairs = tasks * (tasks - 1) // 2 - ordered
+    return {"pairs": pairs, "binaries": tasks * gpus + pairs,
+            "rows": 2 * pairs * gpus + 3 * tasks + len(inst.jobs),
+            "terms": 10 * pairs * gpus + _base_terms(inst)}
+
+
+def rl_size(inst: Instance, mode: str = "paper_full") -> dict[str, int]:
+    """Size of :func:`build_rl` without building it (as :func:`exact_size`): ``u`` has one variable
+    and one row per task pair and GPU, z two rows per task and GPU, and (9) one row per GPU with
+    every task and pair (``paper_full``) or one per pair and GPU (``subsets``)."""
+    tasks, gpus = len(inst.tasks), inst.n_gpus
+    pairs = tasks * (tasks - 1) // 2
+    cuts = gpus * (tasks + pairs) if mode == "paper_full" else 3 * pairs * gpus
+    return {"pairs": pairs, "binaries": tasks * gpus,
+            "rows": pairs * gpus + 2 * tasks * gpus + 3 * tasks + len(inst.jobs)
+            + (gpus if mode == "paper_full" else pairs * gpus),
+            "terms": 3 * pairs * gpus + 4 * tasks * gpus + _base_terms(inst) + cuts}
 
 
 def time_unit(inst: Instance) -> float:
@@ -216,7 +253,8 @@ def add_subset_cut(m: pyo.ConcreteModel, inst: Instance, subset, g: int) -> None
     m.cuts.add(lhs >= rhs)
 
 
-def build_aggregate_lp(inst: Instance, cuts: list[list[tuple[int, int]]] = ()) -> pyo.ConcreteModel:
+def build_aggregate_lp(inst: Instance,
+                       cuts: Iterable[Sequence[tuple[int, int]]] = ()) -> pyo.ConcreteModel:
     """Aggregate LP lower bound (digest §3.5; toolkit extension, not in the paper).
 
     Relaxes Hare_Sched by (a) shrinking every task to its fastest times p_n = min_m T^c, q_n =
@@ -245,6 +283,15 @@ def build_aggregate_lp(inst: Instance, cuts: list[list[tuple[int, int]]] = ()) -
         add_hssw_cut(m, inst, subset)
     m.obj = pyo.Objective(expr=sum(j.weight * m.C[n] for n, j in enumerate(inst.jobs)))
     return m
+
+
+def aggregate_lp_size(inst: Instance, cuts: Iterable[Sequence[tuple[int, int]]] = ()) -> dict[str, int]:
+    """Size of :func:`build_aggregate_lp` with ``cuts`` without building it (as
+    :func:`exact_size`): one chain row per round after a job's first, one completion row per job,
+    one HSSW row per cut with one term per round in it."""
+    rounds, jobs = sum(j.rounds for j in inst.jobs), len(inst.jobs)
+    cuts = list(cuts)
+    return {"rows": rounds + len(cuts), "terms": 2 * rounds + jobs + sum(len(c) for c in cuts)}
 
 
 def add_hssw_cut(m: pyo.ConcreteModel, inst: Instance, subset) -> None:
@@ -306,3 +353,13 @@ def semi_active(inst: Instance, order, gpu: dict) -> Schedule:
 def relaxed_starts(inst: Instance, m: pyo.ConcreteModel) -> dict:
     """x̂_i of a solved :func:`build_rl` model."""
     return {i: float(pyo.value(m.x[i])) for i in inst.tasks}
+
+
+def relaxed_assignment(inst: Instance, m: pyo.ConcreteModel) -> list[list[tuple[int, int, int]]]:
+    """Per GPU, the tasks a solved :func:`build_rl` model puts there (y > 1/2), in task order."""
+    return [[i for i in inst.tasks if pyo.value(m.y[(*i, g)]) > 0.5] for g in range(inst.n_gpus)]
+
+
+def round_starts(m: pyo.ConcreteModel) -> dict[tuple[int, int], float]:
+    """X̂ of every round ``(n, r)`` of a solved :func:`build_aggregate_lp` model."""
+    return {g: float(pyo.value(m.X[g])) for g in m.R}

@@ -63,7 +63,7 @@ def random_small(rng: np.random.Generator, n_jobs=(2, 3), n_gpus=(2, 3), max_tas
     T^s = 1, a ~ U{0..4}, w ~ U{1..5}; jobs are added while the task count stays <= ``max_tasks``."""
     gpus = int(rng.integers(n_gpus[0], n_gpus[1] + 1))
     speeds = rng.integers(1, 4, size=gpus)
-    jobs = []
+    jobs: list[Job] = []
     for _ in range(int(rng.integers(n_jobs[0], n_jobs[1] + 1))):
         rounds = int(rng.integers(1, max_rounds + 1))
         k = int(rng.integers(1, min(max_k, gpus) + 1))
@@ -106,7 +106,7 @@ def paper(rng: np.random.Generator, n_jobs: int = 200, n_gpus: int = 160, hetero
         minutes = float(rng.uniform(lo, hi))
         work.append(minutes)
         jobs.append(_paper_job(rng, model, minutes, gpus, bandwidth_gbps, max_rounds, unit_weights))
-    arrivals = _bursty_arrivals(rng, n_jobs, np.mean(work) * 60 / (load * _v100_capacity(gpus)))
+    arrivals = _bursty_arrivals(rng, n_jobs, float(np.mean(work)) * 60 / (load * _v100_capacity(gpus)))
     jobs = [Job(float(a), j.weight, j.rounds, j.tasks_per_round, j.train_time, j.sync_time, j.model)
             for a, j in zip(arrivals, jobs)]
     return Instance(gpus=gpus, jobs=tuple(jobs), name=f"paper-{heterogeneity}-{n_jobs}x{n_gpus}")
@@ -135,7 +135,8 @@ def _v100_capacity(gpus) -> float:
 def _bursty_arrivals(rng, n_jobs: int, mean_gap: float) -> np.ndarray:
     """Arrival times (s) in bursts: burst sizes 1 + Geometric(1/2), exponential gaps between bursts
     with the mean that gives ``mean_gap`` per job."""
-    times, t = [], 0.0
+    times: list[float] = []
+    t = 0.0
     while len(times) < n_jobs:
         size = int(rng.geometric(0.5))
         times.extend([round(t, 3)] * size)

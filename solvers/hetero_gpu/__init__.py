@@ -6,90 +6,134 @@ exact        Hare_Sched (4)–(8) as a big-M MILP with deadlines from a Hare sch
 lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; digest §3.5).
 rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
-             ``RL_MAX_TASKS`` tasks; claimed guarantee α(2+α) (Theorem 4).
-hare_subsets Algorithm 1 on x̂ of the RL with every prefix inequality (9S) (what Lemma 2 needs).
-hare_eft     Algorithm 1 with an earliest-finish GPU choice at line 12 (digest §4.2; not the paper's).
-gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4).
+             ``HareParams.rl_max_tasks`` tasks; claimed guarantee α(2+α) (Theorem 4).
+             ``hare(instance, HareParams())``.
+hare_subsets the same function with ``HareParams(relaxation="subsets")``: the RL with every prefix
+             inequality (9S) (what Lemma 2 needs).
+hare_eft     the same function with ``HareParams(gpu_choice="earliest_finish", tie="index")``:
+             earliest finish at line 12 (digest §4.2; not the paper's).
+gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4);
+             ``SrtfParams`` and ``SchedHomoParams`` hold srtf's and sched_homo's choices.
+
+Every method takes the call's :class:`~optsched.deadline.Deadline`. This package imports neither
+Pyomo, HiGHS nor scipy at import time (the models, ``solvers.highs`` and scipy are imported inside
+the functions that use them), so collecting the Family is cheap.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from typing import Any
 
-from optsched.models import hetero_gpu as hm
-from optsched.problems.hetero_gpu import Instance, verify
+from optsched.deadline import Deadline
 from optsched.family import CompareSpec, Family
-from optsched.problems import hetero_gpu as _problem
-from optsched.workloads import hetero_gpu as _workloads
 from optsched.method import Method
+from optsched.problems import hetero_gpu as _problem
+from optsched.problems.hetero_gpu import Instance, Schedule, verify
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.hetero_gpu.baselines import gavel_fifo, sched_allox, sched_homo, srtf
-from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, aggregate_lp, lemma_checks, list_schedule,
-                                             rl_starts)
-from optsched.solvers.highs import report_outcome, solve_model
+from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, gavel_fifo,
+                                                   sched_allox, sched_homo, srtf)
+from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare,
+                                              lemma_checks, list_schedule, rl_starts, too_big)
+from optsched.workloads import hetero_gpu as _workloads
+
+#: The heuristic ``exact`` starts from (its cost gives the MILP's deadlines d_n, digest §3.3).
+EXACT_START = HareParams(relaxation="aggregate_lp")
+#: Share of the time left that ``exact`` gives its starting heuristic.
+START_SHARE = 0.25
 
 
-def hare(inst: Instance, *, time_limit: float | None = None, seed: int = 0,
-         relaxation: str = "auto", **options) -> Outcome:
-    """Hare's Algorithm 1: relaxation -> H_i -> sort -> earliest-available GPU (digest §4.1).
-
-    ``relaxation``: ``paper_full`` (the paper's RL; ``auto``), ``subsets`` (9S) or ``aggregate_lp``.
-    Above RL_MAX_TASKS tasks the RL forms are replaced by ``aggregate_lp`` (recorded in ``info``). ``options`` go to
-    :func:`list_schedule` (``assign``, ``gpu_tie``, ``phi0``).
-    """
-    requested = "paper_full" if relaxation == "auto" else relaxation
-    relaxation = requested
-    if relaxation != "aggregate_lp" and len(inst.tasks) > RL_MAX_TASKS:
-        # the RL has O(|D|^2 |M|) linearisation variables: beyond RL_MAX_TASKS only the LP scales
-        relaxation = "aggregate_lp"
-    if relaxation == "aggregate_lp":
-        xhat, _, info = aggregate_lp(inst, time_limit, seed)
-        info["requested_relaxation"] = requested
-    else:
-        xhat, info = rl_starts(inst, relaxation, time_limit, seed)
-        if not xhat:  # the RL found nothing within the time limit: fall back to the LP
-            xhat, _, lp_info = aggregate_lp(inst, time_limit, seed)
-            info["fallback"] = lp_info
-    schedule = list_schedule(inst, xhat, **options)
-    info.update(lemma_checks(inst, schedule, xhat))
-    return Outcome(schedule, SolveStatus.FEASIBLE, info=info)
-
-
-def hare_subsets(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Algorithm 1 on the subset relaxation (9S) (digest §3.5, §5.4)."""
-    return hare(inst, time_limit=time_limit, seed=seed, relaxation="subsets")
-
-
-def hare_eft(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Algorithm 1 with line 12 replaced by earliest finish, argmin_m max(t_i, φ_m) + T^c_i,m
-    (digest §4.2; not in the paper, no bound claimed)."""
-    return hare(inst, time_limit=time_limit, seed=seed, assign="earliest_finish")
-
-
-def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Optimal schedule of Hare_Sched (big-M MILP, gap 0), deadlines from Hare on the aggregate LP.
 
     The MILP is built in normalised units (:func:`optsched.models.hetero_gpu.time_unit`); its
     objective and bound are converted back (a power of two: exact) before they are reported.
+
+    Deadline: the starting Hare run gets at most :data:`START_SHARE` of the time left, the MILP
+    the rest. When the model is too big to build and hand to HiGHS in the time left
+    (:func:`optsched.models.hetero_gpu.exact_size`, :func:`~optsched.solvers.hetero_gpu.hare.too_big`),
+    it is not built: the Hare schedule is returned as the fallback with status ``time_limit`` and
+    the completion bound ``sum_n w_n LBC_n`` (``info["stopped"]`` says why). When HiGHS stops
+    without a schedule, the Hare schedule is the fallback too. Everything goes through
+    :func:`optsched.solvers.highs.report_outcome`.
     """
-    start = hare(inst, time_limit=time_limit, seed=seed, relaxation="aggregate_lp").schedule
-    m = hm.build_exact(inst, upper_bound=verify(inst, start))
-    rep = solve_model(m, time_limit=time_limit, seed=seed)
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import report_outcome, solve_model
+
+    inst = instance
+    size = hm.exact_size(inst)
+    info: dict[str, Any] = {"binaries": size["binaries"], "rows": size["rows"]}
+    guard = too_big(size, deadline)
+    if guard:
+        return _not_built(inst, guard, None, deadline, seed, info)
+    start = hare(inst, EXACT_START, deadline=deadline.within(deadline.limit(START_SHARE)), seed=seed)
+    guard = too_big(size, deadline)
+    if guard:
+        return _not_built(inst, guard, start.schedule, deadline, seed, info)
+    m = hm.build_exact(inst, upper_bound=verify(inst, start.schedule))
+    rep = solve_model(m, deadline=deadline, seed=seed)
     unit = m.objective_unit
     rep = replace(rep, objective=rep.objective * unit, bound=None if rep.bound is None else rep.bound * unit)
-    return report_outcome(rep, lambda: hm.extract_schedule(inst, m))
+    return report_outcome(rep, lambda: hm.extract_schedule(inst, m), fallback=start.schedule,
+                          info=info)
 
 
-def lower_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """Aggregate-LP bound (valid whether or not the cut loop converged)."""
-    _, value, info = aggregate_lp(inst, time_limit, seed)
-    return Outcome(None, SolveStatus.OPTIMAL, value, info)
+def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Deadline,
+               seed: int, info: dict[str, Any]) -> Outcome:
+    """``exact`` when its model does not fit the time left: the Hare schedule (run now, on what is
+    left, if there is none yet) with the completion bound, through ``report_outcome``."""
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import SolveReport, report_outcome
+
+    info["stopped"] = f"Hare_Sched not built: {guard}"
+    if start is None:
+        start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
+    info["fallback"] = "hare (aggregate_lp)"
+    rep = SolveReport(SolveStatus.TIME_LIMIT, math.inf, None, False, 0.0,
+                      {"solver": "highs", "termination": "not built"})
+    bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
+    return report_outcome(rep, lambda: None, lower_bound=float(bound), fallback=start, info=info)
 
 
-def rl_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """The paper's relaxation Hare_Sched_RL: its MILP dual bound (= RL* when solved)."""
+def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Aggregate-LP bound (:func:`~optsched.solvers.hetero_gpu.hare.aggregate_lp`).
+
+    Status rule of bounds: ``optimal`` when the cut loop converged (no HSSW inequality violated:
+    the LP optimum over every cut), ``time_limit`` when the deadline or the round cap stopped it
+    first; the bound is valid either way (the last LP solved to optimality, or the completion
+    bound when none was), and ``info["stopped"]`` says why it stopped.
+    """
+    lp = aggregate_lp(instance, deadline=deadline, seed=seed)
+    if not lp.converged and "stopped" not in lp.info:
+        lp.info["stopped"] = f"cut cap: {lp.info['lp_solves']} LP solves without convergence"
+    return Outcome(None, SolveStatus.OPTIMAL if lp.converged else SolveStatus.TIME_LIMIT,
+                   lp.value, lp.info)
+
+
+def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """The paper's relaxation Hare_Sched_RL: its MILP dual bound (= RL* when solved).
+
+    ``optimal`` when HiGHS proved RL*; otherwise the dual bound so far, or the completion bound
+    ``sum_n w_n LBC_n`` when there is none or the RL is too big to build in the time left
+    (``time_limit``, ``info["stopped"]``): valid either way, since RL* <= OPT.
+    """
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import solve_model
+
+    inst = instance
+    trivial = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
+    guard = too_big(hm.rl_size(inst, "paper_full"), deadline)
+    if guard:
+        return Outcome(None, SolveStatus.TIME_LIMIT, trivial,
+                       {"stopped": f"Hare_Sched_RL not built: {guard}",
+                        "bound": "completion_lower_bounds"})
     m = hm.build_rl(inst, "paper_full")
-    rep = solve_model(m, time_limit=time_limit, seed=seed)
+    rep = solve_model(m, deadline=deadline, seed=seed)
+    if rep.status is SolveStatus.TIME_LIMIT:
+        info = {**rep.info, "stopped": "deadline: RL solve stopped by the time limit"}
+        bound = trivial if rep.bound is None else max(rep.bound, trivial)
+        return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
     return Outcome(None, rep.status, rep.bound, rep.info)
 
 
@@ -105,15 +149,18 @@ METHODS = (
     Method("exact", "exact", exact, description="Hare_Sched (4)-(8), big-M MILP, gap 0"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
-    Method("hare", "algorithm", hare, guarantee=theorem4_bound,
+    Method("hare", "algorithm", hare, params=HareParams(), guarantee=theorem4_bound,
            description="Algorithm 1 on the paper's relaxation"),
-    Method("hare_subsets", "algorithm", hare_subsets, guarantee=theorem4_bound,
-           description="Algorithm 1 on the subset relaxation (9S)"),
-    Method("hare_eft", "algorithm", hare_eft,
+    Method("hare_subsets", "algorithm", hare, params=HareParams(relaxation="subsets"),
+           guarantee=theorem4_bound, description="Algorithm 1 on the subset relaxation (9S)"),
+    Method("hare_eft", "algorithm", hare,
+           params=HareParams(gpu_choice="earliest_finish", tie="index"),
            description="Algorithm 1, earliest-finish GPU at line 12 (variant)"),
     Method("gavel_fifo", "baseline", gavel_fifo, description="FIFO on the fastest idle GPUs, gang"),
-    Method("srtf", "baseline", srtf, description="shortest remaining time, preempt at rounds"),
-    Method("sched_homo", "baseline", sched_homo, description="weighted, heterogeneity-oblivious gang"),
+    Method("srtf", "baseline", srtf, params=SrtfParams(),
+           description="shortest remaining time, preempt at rounds"),
+    Method("sched_homo", "baseline", sched_homo, params=SchedHomoParams(),
+           description="weighted, heterogeneity-oblivious gang"),
     Method("sched_allox", "baseline", sched_allox, description="one GPU per job, min-cost matching"),
 )
 #: At paper scale hare_subsets equals hare (both use the aggregate LP), so compare leaves it out.
@@ -128,3 +175,8 @@ SPEC = Family(
                         title='Hare vs baselines at paper scale (Figs. 12/15: 200 jobs, 160 GPUs)',
                         ylabel="total weighted completion time / Hare's"),
 )
+
+__all__ = ["EXACT_START", "HareParams", "METHODS", "RL_MAX_TASKS", "SPEC", "SchedHomoParams",
+           "SrtfParams", "exact", "gavel_fifo", "hare", "lemma_checks", "list_schedule",
+           "lower_bound", "rl_bound", "rl_starts", "sched_allox", "sched_homo", "srtf",
+           "theorem4_bound"]

@@ -38,25 +38,61 @@ Execution model (the semantics of :mod:`optsched.problems.hetero_gpu`, digest §
   starts. The job keeps the GPU until it completes.
 
 All four are deterministic; sched_homo's random GPU choice (and srtf's optional one) draws from
-``numpy.random.default_rng(seed)``. ``time_limit`` is accepted and ignored: at the paper's scale
-(200 jobs, 160 GPUs, ~20k tasks) each baseline runs in about a second or less.
+``numpy.random.default_rng(seed)``. The choices are parameters (:class:`SrtfParams`,
+:class:`SchedHomoParams`). Every simulation checks the call's deadline at each event and, once it
+has expired, stops without a schedule (status ``time_limit``); at the paper's scale (200 jobs,
+160 GPUs, ~8.5k tasks) each baseline runs in well under a second. scipy (sched_allox's matching)
+is imported when first used.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
+from optsched.deadline import NEVER, Deadline
+from optsched.method import Params, param
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.hetero_gpu.hare import check_choice
 
-GPU_CHOICES = ("index", "random")
+GpuPick = Literal["index", "random"]
+GPU_CHOICES: tuple[str, ...] = ("index", "random")
 #: sched_allox prunes its matching's slot columns when the full matrix has more entries than this.
 PRUNE_ABOVE = 100_000
+
+
+@dataclass(frozen=True)
+class SrtfParams(Params):
+    """The choices of the SRTF baseline (paper Sec. 7.1; the recipe is digest §6.4's)."""
+
+    weighted: bool = param(
+        False, "Sec. 7.1 'always schedules jobs that could complete earlier': shortest remaining "
+               "time rem_n (False) or rem_n / w_n (True; digest §6.4 option)")
+    gpu_choice: GpuPick = param(
+        "index", "digest §6.4 (the paper is silent): a job claims idle GPUs first, the lowest "
+                 "index ('index') or at random ('random', numpy default_rng(seed))")
+
+    def __post_init__(self) -> None:
+        check_choice("gpu_choice", self.gpu_choice, GPU_CHOICES)
+        if not isinstance(self.weighted, bool):
+            raise ValueError(f"weighted: must be True or False, got {self.weighted!r}")
+
+
+@dataclass(frozen=True)
+class SchedHomoParams(Params):
+    """The choice of the Sched_Homo baseline ([47]; paper Sec. 7.1; digest §6.4)."""
+
+    gpu_choice: GpuPick = param(
+        "random", "Sec. 7.1: [47] treats the GPUs as homogeneous, so it picks idle GPUs "
+                  "obliviously: uniformly at random ('random', numpy default_rng(seed); the "
+                  "generators lay GPUs out by type) or the lowest indices ('index')")
+
+    def __post_init__(self) -> None:
+        check_choice("gpu_choice", self.gpu_choice, GPU_CHOICES)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -125,13 +161,15 @@ def gang_width(inst: Instance, n: int) -> int:
     return min(inst.jobs[n].tasks_per_round, inst.n_gpus)
 
 
-def simulate_gang(inst: Instance, policy: GangPolicy) -> tuple[Schedule, dict]:
+def simulate_gang(inst: Instance, policy: GangPolicy,
+                  deadline: Deadline = NEVER) -> tuple[Schedule | None, dict]:
     """Run a gang policy event by event; return the schedule and counters.
 
     Events are job arrivals and ends of stretches (a stretch is a run of back-to-back rounds on one
     GPU list: a whole job for the non-preemptive baselines, one round for SRTF). All events at one
     time are applied before ``policy`` is asked which jobs start. A job in ``previous`` that the
-    policy does not restart is suspended (counted as a preemption).
+    policy does not restart is suspended (counted as a preemption). Once ``deadline`` has expired
+    the simulation stops before the next event: no schedule, ``info["stopped"]`` says where.
     """
     n_jobs = len(inst.jobs)
     arrivals = sorted(range(n_jobs), key=lambda n: (inst.jobs[n].arrival, n))
@@ -140,6 +178,10 @@ def simulate_gang(inst: Instance, policy: GangPolicy) -> tuple[Schedule, dict]:
     runs: list[TaskRun] = []
     nxt = events = preemptions = 0
     while nxt < n_jobs or ends:
+        if deadline.expired():
+            done = sum(d == j.rounds for d, j in zip(st.rounds_done, inst.jobs))
+            return None, {"events": events, "preemptions": preemptions,
+                          "stopped": f"deadline: after {events} events, {done} of {n_jobs} jobs done"}
         tau = min(inst.jobs[arrivals[nxt]].arrival if nxt < n_jobs else np.inf,
                   ends[0][0] if ends else np.inf)
         st.tau, st.previous = tau, {}
@@ -194,20 +236,21 @@ def _oblivious(candidates: list[int], k: int, rng: np.random.Generator | None) -
 
 
 def _rng(gpu_choice: str, seed: int) -> np.random.Generator | None:
-    if gpu_choice not in GPU_CHOICES:
-        raise ValueError(f"gpu_choice: must be one of {', '.join(GPU_CHOICES)}, got {gpu_choice!r}")
+    check_choice("gpu_choice", gpu_choice, GPU_CHOICES)
     return np.random.default_rng(seed) if gpu_choice == "random" else None
 
 
-def _outcome(name: str, schedule: Schedule, info: dict) -> Outcome:
-    return Outcome(schedule=schedule, status=SolveStatus.FEASIBLE, info={"baseline": name, **info})
+def _outcome(name: str, schedule: Schedule | None, info: dict) -> Outcome:
+    """``feasible`` with the schedule, or ``time_limit`` without one (the deadline stopped it)."""
+    status = SolveStatus.FEASIBLE if schedule is not None else SolveStatus.TIME_LIMIT
+    return Outcome(schedule=schedule, status=status, info={"baseline": name, **info})
 
 
 # --------------------------------------------------------------------------------------------------
 # Gavel_FIFO
 # --------------------------------------------------------------------------------------------------
 
-def gavel_fifo(instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def gavel_fifo(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Gavel's heterogeneity-aware FIFO (paper Sec. 7.1 "Gavel_FIFO"; digest §6.4).
 
     Jobs are served strictly in order ``(a_n, n)``. At every event, while the head job has arrived
@@ -231,7 +274,7 @@ def gavel_fifo(instance: Instance, *, time_limit: float | None = None, seed: int
             starts.append((n, gpus, inst.jobs[n].rounds))
         return starts
 
-    schedule, info = simulate_gang(inst, policy)
+    schedule, info = simulate_gang(inst, policy, deadline)
     return _outcome("gavel_fifo", schedule, info)
 
 
@@ -239,21 +282,20 @@ def gavel_fifo(instance: Instance, *, time_limit: float | None = None, seed: int
 # SRTF
 # --------------------------------------------------------------------------------------------------
 
-def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-         weighted: bool = False, gpu_choice: str = "index") -> Outcome:
+def srtf(instance: Instance, params: SrtfParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Shortest remaining time first, preemptive at round boundaries (paper Sec. 7.1; digest §6.4).
 
     The paper says only that SRTF "always schedules jobs that could complete earlier"; the rest is
     the digest's recipe. Remaining time ``rem_n = (|R_n| − rounds done)·τ̄_n`` with the
     heterogeneity-oblivious ``τ̄_n = mean_m(T^c_{n,m} + T^s_{n,m})`` (``rem_n / w_n`` when
-    ``weighted``). At every arrival and round completion:
+    ``params.weighted``). At every arrival and round completion:
 
     1. active jobs (arrived, unfinished, running or not) are sorted by ``(rem_n, a_n, n)``;
     2. walking that list, each job is selected if ``K_n`` GPUs are still unclaimed (jobs that do not
        fit are skipped: backfilling);
     3. a selected job that holds GPUs (mid-round, or at the boundary just reached) keeps them;
        every other selected job claims ``K_n`` unclaimed GPUs — idle ones first, lowest index (or
-       at random with ``gpu_choice="random"``), then busy ones in order of release;
+       at random with ``params.gpu_choice="random"``), then busy ones in order of release;
     4. a selected job whose claimed GPUs are all idle starts its next round now; one whose claim
        includes a GPU still busy (held by a job that lost its selection) waits for the next event;
     5. a job that lost its selection finishes its current round and is then suspended.
@@ -262,6 +304,7 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
     on other GPUs.
     """
     inst = instance
+    weighted, gpu_choice = params.weighted, params.gpu_choice
     rng = _rng(gpu_choice, seed)
     weights = np.array([j.weight if weighted else 1.0 for j in inst.jobs])
     per_round = (_mean_round(inst) / weights).tolist()
@@ -280,22 +323,24 @@ def srtf(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
                 free -= width[n]
                 if not free:
                     break
-        claim = {n: st.running.get(n) or st.previous.get(n) for n in chosen}
-        claimed = {m for gpus in claim.values() if gpus for m in gpus}
+        claim: dict[int, list[int] | None] = {n: st.running.get(n) or st.previous.get(n)
+                                              for n in chosen}
+        claimed = {m for held in claim.values() if held for m in held}
         idle = [m for m in st.idle() if m not in claimed]
         starts = []
         for n in chosen:
             if n in st.running:
                 continue
-            if claim[n] is None:
-                claim[n] = _srtf_claim(st, idle, claimed, width[n], rng)
-                claimed.update(claim[n])
-                idle = [m for m in idle if m not in claim[n]]
-            if all(st.holder[m] < 0 for m in claim[n]):
-                starts.append((n, claim[n], 1))
+            gpus = claim[n]
+            if gpus is None:
+                gpus = claim[n] = _srtf_claim(st, idle, claimed, width[n], rng)
+                claimed.update(gpus)
+                idle = [m for m in idle if m not in gpus]
+            if all(st.holder[m] < 0 for m in gpus):
+                starts.append((n, gpus, 1))
         return starts
 
-    schedule, info = simulate_gang(inst, policy)
+    schedule, info = simulate_gang(inst, policy, deadline)
     return _outcome("srtf", schedule, {**info, "weighted": weighted, "gpu_choice": gpu_choice})
 
 
@@ -313,8 +358,8 @@ def _srtf_claim(st: GangState, idle: list[int], claimed: set[int], width: int,
 # Sched_Homo
 # --------------------------------------------------------------------------------------------------
 
-def sched_homo(instance: Instance, *, time_limit: float | None = None, seed: int = 0,
-               gpu_choice: str = "random") -> Outcome:
+def sched_homo(instance: Instance, params: SchedHomoParams, *, deadline: Deadline,
+               seed: int = 0) -> Outcome:
     """Heterogeneity-oblivious weighted scheduling of [47] (paper Sec. 7.1; digest §6.4).
 
     Priority by WSPT computed as if GPUs were homogeneous: ``w_n / (|R_n|·τ̄_n)`` descending (ties:
@@ -323,10 +368,11 @@ def sched_homo(instance: Instance, *, time_limit: float | None = None, seed: int
     it runs all its rounds as a gang without preemption. GPUs are chosen obliviously: uniformly at
     random from the idle ones (``numpy.random.default_rng(seed)``; the default, since the generators
     lay GPUs out by type and the lowest indices would be the fastest ones), or the lowest-index idle
-    ones (``gpu_choice="index"``). The round time ``ρ_n(A)`` is set by the slowest GPU drawn: the
+    ones (``params.gpu_choice="index"``). The round time ``ρ_n(A)`` is set by the slowest GPU drawn: the
     heterogeneity penalty the paper attributes to this scheme.
     """
     inst = instance
+    gpu_choice = params.gpu_choice
     rng = _rng(gpu_choice, seed)
     tbar = _mean_round(inst)
     rank = {n: (-j.weight / (j.rounds * tbar[n]), j.arrival, n) for n, j in enumerate(inst.jobs)}
@@ -341,7 +387,7 @@ def sched_homo(instance: Instance, *, time_limit: float | None = None, seed: int
                 starts.append((n, gpus, inst.jobs[n].rounds))
         return starts
 
-    schedule, info = simulate_gang(inst, policy)
+    schedule, info = simulate_gang(inst, policy, deadline)
     return _outcome("sched_homo", schedule, {**info, "gpu_choice": gpu_choice})
 
 
@@ -349,7 +395,7 @@ def sched_homo(instance: Instance, *, time_limit: float | None = None, seed: int
 # Sched_Allox
 # --------------------------------------------------------------------------------------------------
 
-def sched_allox(instance: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def sched_allox(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """AlloX [24]: one dedicated GPU per job, min-cost matching (paper Sec. 7.1; digest §6.4).
 
     Job ``n`` on GPU ``m`` runs its ``K_n`` tasks of every round back to back, so it takes
@@ -359,7 +405,8 @@ def sched_allox(instance: Instance, *, time_limit: float | None = None, seed: in
     ``q·p_{n,m} + b_m`` with backlog ``b_m = max(0, busy_until_m − τ)`` (AlloX's unweighted
     efficiency objective), by ``scipy.optimize.linear_sum_assignment`` (:func:`allox_slots`). Each
     idle GPU starts the job matched to its largest occupied ``q`` (the one that runs first); the
-    others wait for the next event, where the matching is solved again. Non-preemptive.
+    others wait for the next event, where the matching is solved again. Non-preemptive. The
+    deadline is checked at every event (no schedule once it has expired).
     """
     inst = instance
     jobs = inst.jobs
@@ -373,6 +420,11 @@ def sched_allox(instance: Instance, *, time_limit: float | None = None, seed: in
     runs: list[TaskRun] = []
     nxt = events = matchings = 0
     while nxt < len(jobs) or waiting:
+        if deadline.expired():
+            info = {"events": events, "matchings": matchings,
+                    "stopped": f"deadline: after {events} events, {len(jobs) - nxt + len(waiting)} "
+                               f"jobs not started"}
+            return _outcome("sched_allox", None, info)
         tau = min(jobs[arrivals[nxt]].arrival if nxt < len(jobs) else np.inf,
                   frees[0] if frees else np.inf)
         while nxt < len(jobs) and jobs[arrivals[nxt]].arrival <= tau:
@@ -421,6 +473,8 @@ def allox_slots(proc: np.ndarray, backlog: np.ndarray,
     of its ``|W|`` cheapest slots (otherwise one of them is free, since the other rows fill at most
     ``|W| − 1``, and moving there is cheaper).
     """
+    from scipy.optimize import linear_sum_assignment  # ~0.5 s to import: only when matching
+
     n_wait, n_gpus = proc.shape
     depth = _allox_depth(proc, backlog) if prune else np.full(n_gpus, n_wait)
     gpu = np.repeat(np.arange(n_gpus), depth)
@@ -464,5 +518,5 @@ def _run_allox(inst: Instance, n: int, m: int, start: float, runs: list[TaskRun]
     return s
 
 
-__all__ = ["gavel_fifo", "srtf", "sched_homo", "sched_allox", "allox_slots", "gang_round",
-           "simulate_gang"]
+__all__ = ["SchedHomoParams", "SrtfParams", "allox_slots", "gang_round", "gavel_fifo",
+           "sched_allox", "sched_homo", "simulate_gang", "srtf"]

@@ -3,37 +3,195 @@
 Algorithm 1 takes the relaxed starts x̂ of Hare_Sched_RL, sorts tasks by the "middle completion
 time" H_i = x̂_i + ½ max_m T^c_i,m (line 3–4) and list-schedules them in that order, each on the
 earliest-available GPU (line 12), after its arrival or its previous round's barrier (lines 7–10).
+
+Every choice the paper leaves open is a field of :class:`HareParams`; ``hare``, ``hare_subsets`` and
+``hare_eft`` are the one function :func:`hare` registered with different parameters. This module
+imports neither Pyomo nor HiGHS at import time: the models and ``solvers.highs`` are imported inside
+the functions that solve a relaxation.
 """
 
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
-import pyomo.environ as pyo
 
 from optsched import tolerance
-from optsched.models import hetero_gpu as hm
+from optsched.deadline import Deadline
+from optsched.method import Params, param
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
-from optsched.solvers.highs import solve_model
+from optsched.result import Outcome, SolveStatus
 
-#: Above this many tasks ``hare`` takes x̂ from the aggregate LP instead of the RL MILP.
+if TYPE_CHECKING:
+    import pyomo.environ as pyo
+
+#: Above this many tasks ``hare`` takes x̂ from the aggregate LP instead of the RL MILP
+#: (the default of :attr:`HareParams.rl_max_tasks`).
 RL_MAX_TASKS = 30
+#: Seconds per task kept back from the relaxation's deadline for Algorithm 1's list-scheduling pass
+#: and the registry's verify (measured at the paper preset: ~0.4 s + ~0.2 s for 8,500 tasks on the
+#: shared 2-core machine under load).
+LIST_S_PER_TASK = 7e-5
+#: Building a model and handing it to HiGHS: about this many non-zeros per second, plus a fixed
+#: overhead (measured on the shared 2-core machine under load: 8.5k/s for the RL, 14k/s for the
+#: exact model with 40 tasks on 8 GPUs; the smaller figure is used).
+BUILD_TERMS_PER_S = 8_000.0
+BUILD_OVERHEAD_S = 0.2
+
+Relaxation = Literal["paper_full", "subsets", "aggregate_lp"]
+GpuChoice = Literal["earliest_available", "earliest_start", "earliest_finish"]
+Tie = Literal["fastest", "index"]
+RELAXATIONS: tuple[str, ...] = ("paper_full", "subsets", "aggregate_lp")
+GPU_CHOICES: tuple[str, ...] = ("earliest_available", "earliest_start", "earliest_finish")
+TIES: tuple[str, ...] = ("fastest", "index")
 
 
-def list_schedule(inst: Instance, xhat: dict, *, assign: str = "earliest_available",
-                  gpu_tie: str = "fastest", phi0=None) -> Schedule:
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> None:
+    """ValueError naming the parameter when ``value`` is not one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name}: must be one of {', '.join(choices)}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class HareParams(Params):
+    """The choices of Algorithm 1 (paper Sec. 5.2; digest §4.1, §4.2); the defaults are the
+    algorithm as printed, with the digest's tie rule where the paper is silent.
+
+    The registered methods: ``hare`` = ``HareParams()``, ``hare_subsets`` =
+    ``HareParams(relaxation="subsets")``, ``hare_eft`` =
+    ``HareParams(gpu_choice="earliest_finish", tie="index")``. ``HareParams(gpu_choice=
+    "earliest_start")`` is the earliest-start reading of line 12 (argmin max(t_i, φ_m), ties to the
+    fastest GPU).
+    """
+
+    relaxation: Relaxation = param(
+        "paper_full", "Alg. 1 line 3 'solve Hare_Sched_RL -> x̂': (9) once per GPU on the full task "
+                      "set, as printed ('paper_full'); (9) on every prefix, added by separation "
+                      "('subsets', (9S): what Lemma 2's proof uses, errata H1); or the aggregate "
+                      "LP with HSSW cuts ('aggregate_lp', toolkit, digest §3.5)")
+    gpu_choice: GpuChoice = param(
+        "earliest_available", "Alg. 1 line 12: m* = argmin_m φ_m as printed "
+                              "('earliest_available'); argmin_m max(t_i, φ_m) ('earliest_start'); "
+                              "argmin_m max(t_i, φ_m) + T^c_i,m ('earliest_finish', digest §4.2, "
+                              "not in the paper, no bound claimed)")
+    tie: Tie = param(
+        "fastest", "line 12 ties (the paper is silent): the smaller T^c_i,m, then the lower GPU "
+                   "index ('fastest', digest §4.1 [guess]) or the lower index ('index', literal)")
+    rl_max_tasks: int = param(
+        RL_MAX_TASKS, "not in the paper (it does not say how it solved the RL for thousands of "
+                      "tasks): above this many tasks x̂ comes from the aggregate LP")
+
+    def __post_init__(self) -> None:
+        check_choice("relaxation", self.relaxation, RELAXATIONS)
+        check_choice("gpu_choice", self.gpu_choice, GPU_CHOICES)
+        check_choice("tie", self.tie, TIES)
+        if isinstance(self.rl_max_tasks, bool) or not isinstance(self.rl_max_tasks, int):
+            raise ValueError(f"rl_max_tasks: must be an integer, got {self.rl_max_tasks!r}")
+
+
+def hare(instance: Instance, params: HareParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Hare's Algorithm 1: relaxation -> H_i -> sort -> GPU at line 12 (paper Sec. 5.2; digest §4.1).
+
+    Parameters
+    ----------
+    instance
+        The Hare_Sched instance.
+    params
+        The relaxation and the line-12 rule (:class:`HareParams`). Above ``params.rl_max_tasks``
+        tasks the RL forms are replaced by the aggregate LP (``info["relaxation"]``;
+        ``info["requested_relaxation"]`` keeps the request); an RL that finds nothing in time or is
+        too big to build in the time left falls back to it too (``info["fallback"]``).
+    deadline
+        Bounds the whole call: the relaxation's solves and cut loop stop at it (keeping the last
+        x̂), with time kept back for the list-scheduling pass (:data:`LIST_S_PER_TASK`).
+    seed
+        HiGHS's random seed (Algorithm 1 itself is deterministic).
+
+    Returns
+    -------
+    Outcome
+        A complete schedule, always; status ``feasible``, or ``time_limit`` when the deadline cut
+        the relaxation short (``info["stopped"]`` says where). ``info`` also counts the tasks that
+        violate Lemma 2 (10) and Lemma 3 (14) (:func:`lemma_checks`).
+
+    Notes
+    -----
+    Theorem 4 claims ALG <= α(2+α) OPT, with α of Lemma 3 (:attr:`Instance.alpha`); it is the
+    registered guarantee of ``hare`` and ``hare_subsets``. It fails with the relaxation as printed
+    (errata H1 in docs/errata.md: hare/OPT = 3.797 > 3 with α = 1; the subset form (9S) repairs
+    that instance); Lemma 2's proof puts Algorithm 1's assignment into (9) (errata H2). At paper
+    scale the printed line 12 loses to every baseline (errata H3); ``hare_eft`` (earliest finish,
+    digest §4.2, no claim) does not.
+
+    Examples
+    --------
+    The three registered readings on one tiny instance (the same function, other parameters):
+
+    >>> from optsched import generate, solve
+    >>> inst = generate("hetero_gpu", "tiny", 0)
+    >>> res = solve(inst, "hare")
+    >>> res.status.value, res.objective, res.info["params"]["gpu_choice"]
+    ('feasible', 110.0, 'earliest_available')
+    >>> [solve(inst, name).objective for name in ("hare_subsets", "hare_eft")]
+    [110.0, 90.0]
+    """
+    inst = instance
+    requested = params.relaxation
+    relaxation = requested
+    if relaxation != "aggregate_lp" and len(inst.tasks) > params.rl_max_tasks:
+        # the RL has O(|D|^2 |M|) linearisation variables: beyond rl_max_tasks only the LP scales
+        relaxation = "aggregate_lp"
+    relax_by = reserve(deadline, LIST_S_PER_TASK * len(inst.tasks))
+    timed_out = False
+    if relaxation == "aggregate_lp":
+        lp = aggregate_lp(inst, deadline=relax_by, seed=seed)
+        xhat, info, timed_out = lp.xhat, lp.info, lp.timed_out
+        info["requested_relaxation"] = requested
+    else:
+        xhat, info = rl_starts(inst, relaxation, deadline=relax_by, seed=seed)
+        timed_out = "stopped" in info
+        if not xhat:  # the RL found nothing within the time limit: fall back to the LP
+            lp = aggregate_lp(inst, deadline=relax_by, seed=seed)
+            xhat = lp.xhat
+            info["fallback"] = lp.info
+            timed_out = timed_out or lp.timed_out
+    schedule = list_schedule(inst, xhat, params)
+    info.update(lemma_checks(inst, schedule, xhat))
+    return Outcome(schedule, SolveStatus.TIME_LIMIT if timed_out else SolveStatus.FEASIBLE, info=info)
+
+
+def reserve(deadline: Deadline, seconds: float) -> Deadline:
+    """``deadline`` moved ``seconds`` earlier (time kept for a step that must follow)."""
+    return deadline if deadline.end is None else Deadline(deadline.end - seconds)
+
+
+def build_seconds(size: dict[str, int]) -> float:
+    """Estimated seconds to build a model of ``size`` (``terms``) and hand it to HiGHS."""
+    return BUILD_OVERHEAD_S + size["terms"] / BUILD_TERMS_PER_S
+
+
+def too_big(size: dict[str, int], deadline: Deadline) -> str | None:
+    """Why a model of ``size`` cannot be built in the time left, or None when it can."""
+    left, need = deadline.remaining(), build_seconds(size)
+    if left is None or need <= left:
+        return None
+    return (f"size guard: {size['terms']} non-zeros, ~{need:.1f} s to build and hand to HiGHS > "
+            f"{left:.1f} s left")
+
+
+def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
+                  phi0: Sequence[float] | None = None) -> Schedule:
     """Algorithm 1, lines 1–18, given x̂ (digest §4.1).
 
     Parameters
     ----------
     xhat
         Relaxed start x̂_i of every task ``(n, r, k)``.
-    assign
-        ``earliest_available`` (paper, line 12) or ``earliest_finish`` (digest §4.2 variant).
-    gpu_tie
-        Ties of line 12: ``fastest`` (smaller T^c first, then index) or ``index``.
+    params
+        ``gpu_choice`` and ``tie``: the rule of line 12 (:class:`HareParams`).
     phi0
         Initial GPU availability φ_m (line 2; zeros in the paper).
 
@@ -57,7 +215,7 @@ def list_schedule(inst: Instance, xhat: dict, *, assign: str = "earliest_availab
     while ready:
         _, _, n, r, k = heapq.heappop(ready)  # line 5, in π order
         t = barrier[n]
-        g = _choose_gpu(phi, tc[n], t, assign, gpu_tie)  # line 12
+        g = _choose_gpu(phi, tc[n], t, params.gpu_choice, params.tie)  # line 12
         start = max(t, phi[g])  # line 13
         phi[g] = start + tc[n, g]  # line 16: sync does not block the GPU
         round_end[n] = max(round_end[n], phi[g] + ts[n, g])
@@ -71,45 +229,67 @@ def list_schedule(inst: Instance, xhat: dict, *, assign: str = "earliest_availab
     return Schedule(tuple(runs))
 
 
-def _choose_gpu(phi: np.ndarray, tc_row: np.ndarray, ready: float, assign: str, tie: str) -> int:
-    if assign == "earliest_finish":
-        finish = np.maximum(phi, ready) + tc_row
-        return int(np.flatnonzero(finish == finish.min())[0])
-    candidates = np.flatnonzero(phi == phi.min())
+def _choose_gpu(phi: np.ndarray, tc_row: np.ndarray, ready: float, choice: str, tie: str) -> int:
+    """Line 12: the GPUs minimising the rule's score, then ``tie`` among them."""
+    if choice == "earliest_finish":
+        score = np.maximum(phi, ready) + tc_row
+    elif choice == "earliest_start":
+        score = np.maximum(phi, ready)
+    else:
+        score = phi
+    candidates = np.flatnonzero(score == score.min())
     if tie == "index" or len(candidates) == 1:
         return int(candidates[0])
     return int(candidates[np.argmin(tc_row[candidates])])
 
 
-def rl_starts(inst: Instance, mode: str = "paper_full", time_limit: float | None = None,
-              seed: int = 0, max_rounds: int = 50) -> tuple[dict, dict]:
+def rl_starts(inst: Instance, mode: str = "paper_full", *, deadline: Deadline, seed: int = 0,
+              max_rounds: int = 50) -> tuple[dict, dict]:
     """Solve Hare_Sched_RL (models.hetero_gpu.build_rl) and return (x̂, info).
 
     ``mode="subsets"`` adds violated prefix inequalities (9S) in an outer loop of MIP solves: per
     GPU, sort the tasks the RL put there by x̂ + T^c and check every prefix (Queyranne's
-    separation; digest §3.5), until none is violated.
+    separation; digest §3.5), until none is violated. Every solve takes what is left of
+    ``deadline``; the loop stops when it has expired (``info["stopped"]``), keeping the last
+    solution. An RL too big to build in the time left (:func:`too_big`) is not built. x̂ is empty
+    when no solve found a solution.
     """
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import solve_model
+
+    info: dict[str, Any] = {"relaxation": mode, "rl_solves": 0}
+    guard = too_big(hm.rl_size(inst, mode), deadline)
+    if guard:
+        info["stopped"] = guard
+        return {}, info
     m = hm.build_rl(inst, mode)
-    info = {"relaxation": mode, "rl_solves": 0}
+    rep = None
     for _ in range(max_rounds):
-        rep = solve_model(m, time_limit=time_limit, seed=seed)
+        if deadline.expired():
+            info["stopped"] = f"deadline: after {info['rl_solves']} RL solves"
+            break
+        rep = solve_model(m, deadline=deadline, seed=seed)
         info.update(rl_solves=info["rl_solves"] + 1, rl_status=rep.status.value,
                     rl_objective=rep.objective, rl_bound=rep.bound)
+        if rep.status is SolveStatus.TIME_LIMIT:
+            info["stopped"] = f"deadline: RL solve {info['rl_solves']} stopped by the time limit"
         if mode != "subsets" or not rep.has_solution or not _add_violated_prefixes(m, inst):
             break
-    if not rep.has_solution:
+    if rep is None or not rep.has_solution:
         return {}, info
     return hm.relaxed_starts(inst, m), info
 
 
-def _add_violated_prefixes(m, inst: Instance) -> bool:
+def _add_violated_prefixes(m: pyo.ConcreteModel, inst: Instance) -> bool:
+    from optsched.models import hetero_gpu as hm
+
+    x = hm.relaxed_starts(inst, m)
     added = False
-    for g in range(inst.n_gpus):
-        on_g = [i for i in inst.tasks if pyo.value(m.y[(*i, g)]) > 0.5]
-        on_g.sort(key=lambda i: pyo.value(m.x[i]) + inst.tc[i[0], g])
+    for g, on_g in enumerate(hm.relaxed_assignment(inst, m)):
+        on_g.sort(key=lambda i: x[i] + inst.tc[i[0], g])
         for size in range(3, len(on_g) + 1):
             prefix = on_g[:size]
-            lhs = sum(inst.tc[i[0], g] * pyo.value(m.x[i]) for i in prefix)
+            lhs = sum(inst.tc[i[0], g] * x[i] for i in prefix)
             rhs = sum(inst.tc[i[0], g] * inst.tc[j[0], g] for i, j in combinations(prefix, 2))
             if not tolerance.at_least(lhs, rhs):
                 hm.add_subset_cut(m, inst, prefix, g)
@@ -117,34 +297,87 @@ def _add_violated_prefixes(m, inst: Instance) -> bool:
     return added
 
 
-def aggregate_lp(inst: Instance, time_limit: float | None = None, seed: int = 0,
-                 max_rounds: int = 60, cuts_per_round: int = 8) -> tuple[dict, float, dict]:
-    """Cutting-plane solve of models.hetero_gpu.build_aggregate_lp: returns (x̂, LP value, info).
+@dataclass
+class LpBound:
+    """What :func:`aggregate_lp` found.
 
-    The model is built once and grows by the cuts found; each round solves it with the HSSW cuts so far (every such LP is a relaxation, so its
-    value is a valid lower bound), then separates: sort rounds by X̂ + p and check every prefix (the
-    HSSW separation; a round's K_n identical tasks enter a prefix together, since the violation is
-    concave in how many of them are taken). x̂_i of a task is its round's X̂.
+    Attributes
+    ----------
+    xhat
+        x̂_i of every task: its round's X̂ from the last LP solved (the arrival when none was).
+    value
+        A valid lower bound: the last LP solved to optimality (every such LP is a relaxation), or
+        ``sum_n w_n LBC_n`` (:func:`optsched.models.hetero_gpu.completion_lower_bounds`) when none
+        was.
+    converged
+        True when no HSSW cut was violated: ``value`` is the LP optimum over every cut.
+    timed_out
+        True when the deadline stopped the loop (``info["stopped"]`` says where).
     """
-    m = hm.build_aggregate_lp(inst)
-    info = {"relaxation": "aggregate_lp", "lp_solves": 0, "converged": False, "cuts": 0}
-    value, starts = 0.0, {}
+
+    xhat: dict
+    value: float
+    converged: bool
+    timed_out: bool
+    info: dict = field(default_factory=dict)
+
+
+def aggregate_lp(inst: Instance, *, deadline: Deadline, seed: int = 0, max_rounds: int = 60,
+                 cuts_per_round: int = 8) -> LpBound:
+    """Cutting-plane solve of models.hetero_gpu.build_aggregate_lp (:class:`LpBound`).
+
+    The model is built once and grows by the cuts found; each round solves it with the HSSW cuts
+    so far (every such LP is a relaxation, so its value is a valid lower bound), then separates:
+    sort rounds by X̂ + p and check every prefix (the HSSW separation; a round's K_n identical
+    tasks enter a prefix together, since the violation is concave in how many of them are taken).
+    x̂_i of a task is its round's X̂. Every solve takes what is left of ``deadline``, and the loop
+    stops once it has expired, or when the grown LP cannot be handed to HiGHS in the time left
+    (:func:`too_big`: the hand-off is not covered by HiGHS's time limit), keeping the last LP
+    solved to optimality; ``max_rounds`` caps it.
+    """
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import solve_model
+
+    info: dict[str, Any] = {"relaxation": "aggregate_lp", "lp_solves": 0, "converged": False,
+                            "cuts": 0}
+    value: float | None = None
+    starts: dict[tuple[int, int], float] = {}
+    timed_out = False
+    m = None
+    cuts: list[list[tuple[int, int]]] = []
     for _ in range(max_rounds):
-        rep = solve_model(m, time_limit=time_limit, seed=seed)  # a fresh HiGHS on the grown model
+        guard = "expired" if deadline.expired() else too_big(hm.aggregate_lp_size(inst, cuts), deadline)
+        if guard:
+            timed_out = True
+            info["stopped"] = (f"deadline: after {info['lp_solves']} LP solves, {info['cuts']} cuts "
+                               f"({guard})")
+            break
+        if m is None:
+            m = hm.build_aggregate_lp(inst)
+        rep = solve_model(m, deadline=deadline, seed=seed)  # a fresh HiGHS on the grown model
         info["lp_solves"] += 1
-        if not rep.has_solution:
+        if rep.status is not SolveStatus.OPTIMAL:
+            if rep.status is SolveStatus.TIME_LIMIT:
+                timed_out = True
+                info["stopped"] = f"deadline: LP solve {info['lp_solves']} stopped by the time limit"
+            if rep.has_solution and not starts:  # not a bound, but the only x̂ there is
+                starts = hm.round_starts(m)
             break
         value = rep.objective
-        starts = {g: float(pyo.value(m.X[g])) for g in m.R}
+        starts = hm.round_starts(m)
         new = _violated_hssw(inst, starts, cuts_per_round)
         if not new:
             info["converged"] = True
             break
         for subset in new:
             hm.add_hssw_cut(m, inst, subset)
+        cuts.extend(new)
         info["cuts"] += len(new)
+    if value is None:  # no LP solved: the completion bound is still valid
+        value = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
+        info["bound"] = "completion_lower_bounds"
     xhat = {(n, r, k): starts.get((n, r), inst.jobs[n].arrival) for n, r, k in inst.tasks}
-    return xhat, value, info
+    return LpBound(xhat, value, info["converged"], timed_out, info)
 
 
 def _violated_hssw(inst: Instance, starts: dict, limit: int) -> list[list[tuple[int, int]]]:

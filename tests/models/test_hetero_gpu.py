@@ -114,3 +114,17 @@ def test_aggregate_lp_cuts_are_needed_and_valid():
     res = solve(inst, "lower_bound")
     assert res.lower_bound == pytest.approx(21.0, rel=1e-6)
     assert res.info["converged"] and res.info["cuts"] > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_size_estimates_match_the_built_models(seed):
+    """exact_size/rl_size (what a deadline is checked against before building) count the model."""
+    import pyomo.environ as pyo
+    inst = generate("hetero_gpu", "small", seed, max_k=3, max_rounds=3)
+    assert hm.exact_size(inst)["pairs"] == len(hm.disjunctive_pairs(inst))
+    m = hm.build_exact(inst)
+    rows = sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))
+    assert hm.exact_size(inst)["rows"] <= rows <= hm.exact_size(inst)["rows"] + len(inst.tasks)  # + symmetry rows
+    for mode in ("paper_full", "subsets"):
+        m = hm.build_rl(inst, mode)
+        assert hm.rl_size(inst, mode)["rows"] == sum(1 for _ in m.component_data_objects(pyo.Constraint, active=True))

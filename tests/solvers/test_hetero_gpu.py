@@ -4,6 +4,7 @@ import pytest
 
 from optsched import generate, load_instance, solve
 from optsched.problems.hetero_gpu import verify
+from optsched.solvers.hetero_gpu import HareParams
 from optsched.solvers.hetero_gpu.hare import list_schedule
 
 from tests.conftest import DATA
@@ -19,7 +20,7 @@ def load(name):
 def test_algorithm1_worked_example(tie):
     """Digest §4.3: with the given x̂, Algorithm 1 gives 22 under either tie rule."""
     inst = load("worked_example")
-    schedule = list_schedule(inst, WORKED_XHAT, gpu_tie=tie)
+    schedule = list_schedule(inst, WORKED_XHAT, HareParams(tie=tie))
     assert verify(inst, schedule) == 22.0
     starts = {r.key: (r.gpu, r.start) for r in schedule.runs}
     assert starts[1, 0, 0] == (0, 2.0) and starts[0, 1, 0] == (1, 5.0)
@@ -27,7 +28,7 @@ def test_algorithm1_worked_example(tie):
 
 def test_earliest_finish_variant_is_not_uniformly_better():
     inst = load("worked_example")
-    assert verify(inst, list_schedule(inst, WORKED_XHAT, assign="earliest_finish")) == 26.0
+    assert verify(inst, list_schedule(inst, WORKED_XHAT, HareParams(gpu_choice="earliest_finish"))) == 26.0
 
 
 def test_initial_availability_relaxed_vs_strict():
@@ -89,3 +90,71 @@ def test_paper_scale_hare_runs_and_verifies():
 def test_same_seed_same_schedule():
     inst = generate("hetero_gpu", "tiny", 7)
     assert solve(inst, "hare", seed=3).schedule == solve(inst, "hare", seed=3).schedule
+
+
+# -- issue 10: one function, parameters, deadline --------------------------------------------------
+
+def test_registered_readings_are_one_function_with_params():
+    from optsched.registry import get_family
+    from optsched.solvers.hetero_gpu import hare
+    spec = get_family("hetero_gpu")
+    params = {m.name: m.params for m in spec.methods if m.func is hare}
+    assert params == {"hare": HareParams(), "hare_subsets": HareParams(relaxation="subsets"),
+                      "hare_eft": HareParams(gpu_choice="earliest_finish", tie="index")}
+    res = solve(generate("hetero_gpu", "tiny", 1), "hare_eft")
+    assert res.info["params"] == {"relaxation": "paper_full", "gpu_choice": "earliest_finish",
+                                  "tie": "index", "rl_max_tasks": 30}
+
+
+def test_line12_readings_differ_where_the_gpu_would_idle():
+    """φ = (0, 1), the task is ready at 2 with T^c = (5, 1): argmin φ takes GPU 0 (as printed);
+    earliest start ties at 2 and takes the fastest, GPU 1, or GPU 0 with index ties; earliest
+    finish takes GPU 1."""
+    from optsched.problems.hetero_gpu import Instance, Job
+    inst = Instance(("slow", "fast"), (Job(2.0, 1.0, 1, 1, (5.0, 1.0), (0.0, 0.0)),))
+    xhat = {(0, 0, 0): 2.0}
+
+    def gpu(**kw):
+        return list_schedule(inst, xhat, HareParams(**kw), phi0=(0.0, 1.0)).runs[0].gpu
+
+    assert gpu() == 0
+    assert gpu(gpu_choice="earliest_start") == 1
+    assert gpu(gpu_choice="earliest_start", tie="index") == 0
+    assert gpu(gpu_choice="earliest_finish") == 1
+
+
+@pytest.mark.parametrize("field, value", [("relaxation", "ti_lp"), ("gpu_choice", "fastest"),
+                                          ("tie", "random")])
+def test_unknown_params_are_value_errors(field, value):
+    with pytest.raises(ValueError, match=field):
+        HareParams(**{field: value})
+
+
+def test_expired_deadline_hare_still_schedules_and_bounds_stay_valid():
+    """A deadline that has passed: hare list-schedules on the arrivals (status time_limit), the
+    bounds fall back to the completion bound sum w_n LBC_n (valid, time_limit), nothing raises."""
+    from optsched.deadline import Deadline
+    from optsched.models.hetero_gpu import completion_lower_bounds
+    from optsched.solvers.hetero_gpu import hare, lower_bound, rl_bound
+    inst = generate("hetero_gpu", "tiny", 4)
+    expired = Deadline(0.0)
+    out = hare(inst, HareParams(), deadline=expired)
+    assert out.status.value == "time_limit" and "stopped" in out.info
+    verify(inst, out.schedule)
+    trivial = sum(j.weight * c for j, c in zip(inst.jobs, completion_lower_bounds(inst)))
+    opt = solve(inst, "exact").objective
+    for func in (lower_bound, rl_bound):
+        res = func(inst, deadline=expired)
+        assert res.status.value == "time_limit" and res.lower_bound <= opt + 1e-9
+    assert lower_bound(inst, deadline=expired).lower_bound == pytest.approx(trivial)
+
+
+def test_exact_too_big_to_build_returns_the_hare_schedule():
+    """Model building counts against the deadline: a model that cannot be built in the time left
+    is not built; exact returns Hare's schedule (time_limit) and the completion bound."""
+    inst = generate("hetero_gpu", "paper", 0, n_jobs=12, n_gpus=8)  # ~700 s to build
+    res = solve(inst, "exact", time_limit=30.0)
+    assert res.status.value == "time_limit" and res.objective < float("inf")
+    assert res.info["stopped"].startswith("Hare_Sched not built: size guard")
+    assert res.lower_bound <= res.objective
+    assert res.objective == solve(inst, "hare").objective  # the fallback is Hare on the LP

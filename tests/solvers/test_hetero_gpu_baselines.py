@@ -7,13 +7,24 @@ import time
 import numpy as np
 import pytest
 
+from optsched.deadline import NEVER, Deadline
 from optsched.problems.hetero_gpu import Instance, Job, completion_times, verify
 from optsched.result import SolveStatus
 from optsched.solvers.hetero_gpu import baselines
-from optsched.solvers.hetero_gpu.baselines import (allox_slots, gang_round, gavel_fifo, sched_allox,
-                                                   sched_homo, srtf)
+from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, allox_slots,
+                                                   gang_round, gavel_fifo, sched_allox, sched_homo,
+                                                   srtf)
 
 BASELINES = (gavel_fifo, srtf, sched_homo, sched_allox)
+PARAMS = {srtf: SrtfParams, sched_homo: SchedHomoParams}
+
+
+def call(func, inst, *, seed=0, deadline=NEVER, **kw):
+    """Run a baseline as the registry does: its params (``kw`` names their fields), a deadline."""
+    if func in PARAMS:
+        return func(inst, PARAMS[func](**kw), deadline=deadline, seed=seed)
+    assert not kw
+    return func(inst, deadline=deadline, seed=seed)
 
 
 def job(arrival, tc, ts=None, *, rounds=1, k=1, weight=1.0) -> Job:
@@ -32,7 +43,7 @@ def starts(outcome) -> dict[tuple[int, int, int], tuple[int, float]]:
 
 
 def run(func, inst, **kw):
-    out = func(inst, **kw)
+    out = call(func, inst, **kw)
     assert out.status is SolveStatus.FEASIBLE
     return out, verify(inst, out.schedule), completion_times(inst, out.schedule)
 
@@ -122,7 +133,7 @@ def test_sched_homo_is_heterogeneity_oblivious():
 
 def test_sched_homo_random_choice_uses_the_seed():
     inst = instance(8, *[job(0, tuple(range(1, 9)), k=2) for _ in range(3)])
-    picks = {tuple(sorted(t.gpu for t in sched_homo(inst, seed=s).schedule.runs)) for s in range(6)}
+    picks = {tuple(sorted(t.gpu for t in call(sched_homo, inst, seed=s).schedule.runs)) for s in range(6)}
     assert len(picks) > 1
 
 
@@ -174,16 +185,16 @@ def test_allox_pruned_matching_is_optimal():
 def test_allox_pruning_does_not_change_the_schedule(monkeypatch):
     inst = paper_scale_instance(seed=3, n_jobs=60, n_gpus=8, max_rounds=4)
     monkeypatch.setattr(baselines, "PRUNE_ABOVE", 10**12)
-    full = sched_allox(inst).schedule
+    full = call(sched_allox, inst).schedule
     monkeypatch.setattr(baselines, "PRUNE_ABOVE", 0)
-    assert sched_allox(inst).schedule == full
+    assert call(sched_allox, inst).schedule == full
 
 
 def test_no_switching_overhead_and_empty_gaps_allowed():
     # A job arriving late on an idle cluster starts exactly at its arrival in every baseline.
     inst = instance(2, job(3.5, (1, 2), (0.5, 0.5), rounds=2))
     for func in BASELINES:
-        first = min(t.start for t in func(inst).schedule.runs)
+        first = min(t.start for t in call(func, inst).schedule.runs)
         assert first == 3.5
 
 
@@ -213,7 +224,7 @@ def test_random_instances_verify(func, kw):
     rng = np.random.default_rng(2026)
     for seed in range(150):
         inst = random_instance(rng)
-        out = func(inst, seed=seed, **kw)
+        out = call(func, inst, seed=seed, **kw)
         assert verify(inst, out.schedule) == pytest.approx(
             sum(j.weight * c for j, c in zip(inst.jobs, completion_times(inst, out.schedule))))
 
@@ -226,7 +237,7 @@ def test_gang_structure_on_random_instances():
         inst = random_instance(rng)
         for func in (gavel_fifo, sched_homo):
             by_job: dict[int, dict] = {}
-            for t in func(inst, seed=seed).schedule.runs:
+            for t in call(func, inst, seed=seed).schedule.runs:
                 by_job.setdefault(t.job, {}).setdefault(t.round, []).append(t)
             for n, rounds in by_job.items():
                 first = sorted(rounds[0], key=lambda t: t.task)
@@ -246,7 +257,7 @@ def test_allox_one_gpu_per_job_on_random_instances():
     for _ in range(100):
         inst = random_instance(rng)
         used: dict[int, set] = {}
-        for t in sched_allox(inst).schedule.runs:
+        for t in call(sched_allox, inst).schedule.runs:
             used.setdefault(t.job, set()).add(t.gpu)
         assert all(len(g) == 1 for g in used.values())
 
@@ -256,7 +267,7 @@ def test_fifo_starts_in_arrival_order():
     for _ in range(100):
         inst = random_instance(rng)
         first = {}
-        for t in gavel_fifo(inst).schedule.runs:
+        for t in call(gavel_fifo, inst).schedule.runs:
             first[t.job] = min(first.get(t.job, np.inf), t.start)
         order = sorted(range(len(inst.jobs)), key=lambda n: (inst.jobs[n].arrival, n))
         assert [first[n] for n in order] == sorted(first[n] for n in order)
@@ -267,12 +278,24 @@ def test_deterministic(func, kw):
     rng = np.random.default_rng(5)
     for seed in range(20):
         inst = random_instance(rng)
-        assert func(inst, seed=seed, **kw).schedule == func(inst, seed=seed, **kw).schedule
+        assert call(func, inst, seed=seed, **kw).schedule == call(func, inst, seed=seed, **kw).schedule
 
 
 def test_unknown_gpu_choice_is_a_value_error():
     with pytest.raises(ValueError, match="gpu_choice"):
-        sched_homo(HOL, gpu_choice="fastest")
+        SchedHomoParams(gpu_choice="fastest")
+    with pytest.raises(ValueError, match="gpu_choice"):
+        SrtfParams(gpu_choice="fastest")
+
+
+@pytest.mark.parametrize("func", BASELINES, ids=lambda f: f.__name__)
+def test_an_expired_deadline_stops_the_simulation(func):
+    """Deadline (issue 10): a simulation checks it at every event; once it has expired the
+    baseline returns no schedule and status time_limit, never a partial schedule."""
+    expired = Deadline(0.0)  # perf_counter() >= 0 always
+    out = call(func, HOL, deadline=expired)
+    assert out.schedule is None and out.status is SolveStatus.TIME_LIMIT
+    assert out.info["stopped"].startswith("deadline")
 
 
 # -- paper scale ----------------------------------------------------------------------------------
@@ -306,6 +329,6 @@ def paper_instance(request) -> Instance:
 @pytest.mark.parametrize("func", BASELINES, ids=lambda f: f.__name__)
 def test_paper_scale_is_fast_and_feasible(func, paper_instance):
     t0 = time.perf_counter()
-    out = func(paper_instance)
+    out = call(func, paper_instance)
     assert time.perf_counter() - t0 < 10.0
     verify(paper_instance, out.schedule)
