@@ -98,3 +98,45 @@ def test_verify_tolerance_is_the_shared_relative_policy(scale):
         verify(inst, Schedule(runs(t - 0.9 * slack(t))))
         with pytest.raises(InfeasibleSchedule, match=rf"^\{equation[:-1]}\)"):
             verify(inst, Schedule(runs(t - 1.1 * slack(t))))
+
+
+# -- issue 10: validation on construction, JSON reading separate ---------------------------------
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: Instance((), (Job(0, 1, 1, 1, (), ()),)), r"^instance\.gpus: must not be empty"),
+    (lambda: Instance(("a", 5), ()), r"^instance\.gpus\[1\]: must be a string"),
+    (lambda: Instance(("a",), ()), r"^instance\.jobs: must not be empty"),
+    (lambda: Instance(("a",), ((0, 1),)), r"^instance\.jobs\[0\]: must be a Job"),
+    (lambda: Instance(("a",), (Job(-1, 1, 1, 1, (1.0,), (0.0,)),)), r"^instance\.jobs\[0\]\.arrival: must be >= 0"),
+    (lambda: Instance(("a",), (Job(0, 0, 1, 1, (1.0,), (0.0,)),)), r"^instance\.jobs\[0\]\.weight: must be > 0"),
+    (lambda: Instance(("a",), (Job(0, 1, 0, 1, (1.0,), (0.0,)),)), r"^instance\.jobs\[0\]\.rounds: must be >= 1"),
+    (lambda: Instance(("a",), (Job(0, 1, 1, 1.5, (1.0,), (0.0,)),)), r"^instance\.jobs\[0\]\.tasks_per_round: must be an integer"),
+    (lambda: Instance(("a",), (Job(0, 1, 1, 1, (0.0,), (0.0,)),)), r"^instance\.jobs\[0\]\.train_time\[0\]: must be > 0"),
+    (lambda: Instance(("a",), (Job(0, 1, 1, 1, (1.0,), (-1.0,)),)), r"^instance\.jobs\[0\]\.sync_time\[0\]: must be >= 0"),
+    (lambda: Instance(("a",), (Job(0, 1, 1, 1, (1.0,), (0.0,)),), name=3), r"^instance\.name: must be a string"),
+])
+def test_constructor_names_the_field(build, message):
+    with pytest.raises(InvalidInstance, match=message):
+        build()
+
+
+def test_lists_become_tuples_and_json_builds_through_the_constructor(inst):
+    built = Instance(list(inst.gpus), [Job(j.arrival, j.weight, j.rounds, j.tasks_per_round,
+                                           list(j.train_time), list(j.sync_time)) for j in inst.jobs])
+    assert built == inst and isinstance(built.jobs, tuple) and isinstance(built.jobs[0].train_time, tuple)
+    assert hash(built.jobs[0]) == hash(inst.jobs[0])
+    data = inst.to_dict()
+    data["jobs"][0]["weight"] = -2
+    with pytest.raises(InvalidInstance, match=r"^instance\.jobs\[0\]\.weight: must be > 0, got -2"):
+        instance_from_dict(data)
+
+
+@pytest.mark.parametrize("runs, message", [
+    ((TaskRun(0, 0, 0, -1, 0.0),), r"^schedule\.tasks\[0\]\[3\]: must be >= 0"),
+    ((TaskRun(0, 0, 0, 0, "x"),), r"^schedule\.tasks\[0\]\[4\]: start must be a number"),
+    (((0, 0, 0, 0, 0.0),), r"^schedule\.tasks\[0\]: must be a TaskRun"),
+])
+def test_schedule_constructor_checks_shape_and_types(runs, message):
+    with pytest.raises(InvalidInstance, match=message):
+        Schedule(runs)
+    assert Schedule(list(feasible().runs)) == feasible()
