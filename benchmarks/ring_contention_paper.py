@@ -16,6 +16,7 @@ import argparse
 import statistics
 import time
 
+from optsched.deadline import NEVER
 from optsched.problems.ring_contention import average_jct, verify
 from optsched.registry import solve
 from optsched.solvers import ring_contention as rc
@@ -60,7 +61,7 @@ def fig5(seeds):
     print("Fig. 5 (kappa sweep, 20 servers, T = 1200): makespan of Alg. 1 with the single kappa")
     for seed in seeds:
         inst = generate("paper", seed)
-        vals = [rc.sjf_bco_search(inst, kappas=[k]).makespan for k in range(1, 33)]
+        vals = [rc.sjf_bco_search(inst, rc.SjfBcoParams(kappas=(k,))).makespan for k in range(1, 33)]
         DATA["5"][seed] = vals
         print(f"  seed {seed}: " + " ".join(f"{k}:{v}" for k, v in zip(range(1, 33), vals)), flush=True)
 
@@ -83,7 +84,7 @@ def fig7(seeds):
         inst = generate("paper", seed)
         vals = []
         for lam in (1, 2, 4, 8):
-            out = rc.sjf_bco(inst, kappas=[1], lam=lam)
+            out = rc.sjf_bco(inst, rc.SjfBcoParams(kappas=(1,), lam=lam), deadline=NEVER)
             vals.append(verify(inst, out.schedule))
         DATA["7"][seed] = vals
         print(f"  seed {seed}: " + " ".join(f"lambda {l}: {v:.0f}" for l, v in zip((1, 2, 4, 8), vals)),
@@ -98,7 +99,7 @@ def variants(seeds):
         for label, kw in (("literal", {}), ("pack", {"fa_variant": "pack"}),
                           ("literal lambda=2", {"lam": 2.0}),
                           ("pack lambda=2", {"fa_variant": "pack", "lam": 2.0})):
-            out = rc.sjf_bco(inst, **kw)
+            out = rc.sjf_bco(inst, rc.SjfBcoParams(**kw), deadline=NEVER)
             cells.append(f"{label} {verify(inst, out.schedule):.0f}/{average_jct(inst, out.schedule):.1f}")
         print(f"  seed {seed}: " + "  ".join(cells), flush=True)
 
@@ -109,7 +110,7 @@ def timing(seeds):
         inst = generate("paper", seed)
         for kappas in ("distinct", "all"):
             t0 = time.perf_counter()
-            res = rc.sjf_bco_search(inst, kappas=kappas)
+            res = rc.sjf_bco_search(inst, rc.SjfBcoParams(kappas=kappas))
             dt = time.perf_counter() - t0
             print(f"  seed {seed} kappas={kappas:8s} passes {res.passes:3d} makespan {res.makespan} "
                   f"theta~ {res.theta} kappa {res.kappa} time {dt:.2f} s", flush=True)

@@ -37,7 +37,7 @@ def _placements(servers: tuple[int, ...], need: int) -> list[tuple[int, ...]]:
     if not servers:
         return [()] if need == 0 else []
     rest_cap = sum(servers[1:])
-    out = []
+    out: list[tuple[int, ...]] = []
     for k in range(max(0, need - rest_cap), min(servers[0], need) + 1):
         out.extend((k,) + tail for tail in _placements(servers[1:], need - k))
     return out
@@ -92,7 +92,7 @@ def build_exact(inst: Instance, horizon: int, lower_bound: int = 0) -> pyo.Concr
     levels = _levels(inst, m.P, nsv)
     m.L = pyo.Var([(s, t, l) for s in levels for t in H for l in levels[s]], domain=pyo.Binary)
     m.C = pyo.Var(bounds=(lower_bound, horizon))
-    starts = {jc: [] for jc in JC}
+    starts: dict[tuple[int, int], list[int]] = {jc: [] for jc in JC}
     for (j, c, t) in X:
         starts[j, c].append(t)
     z = {jc: sum(m.x[jc + (t,)] for t in starts[jc]) for jc in JC}
@@ -174,7 +174,8 @@ def _capacity_and_contention(inst, m, JC, nsv, levels, H) -> None:
 
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
     """(start, placement) of every job from x[j,c,t] > 0.5."""
-    starts, places = [0] * len(inst.jobs), [None] * len(inst.jobs)
+    starts = [0] * len(inst.jobs)
+    places: list[tuple[int, ...]] = [()] * len(inst.jobs)
     for (j, c, t), var in m.x.items():
         if var.value is not None and var.value > 0.5:
             starts[j], places[j] = t, m.P[j][c]
@@ -202,6 +203,8 @@ def build_budget(inst: Instance, durations: str = "lower", theta: float | None =
     for j in jobs:
         cl.add(sum(m.X[j, s, i] for (s, i) in gpus) == inst.jobs[j].gpus)  # G_j workers
     if durations == "estimate":
+        if rho_hat is None:
+            raise ValueError("build_budget: durations='estimate' needs rho_hat")
         for j in jobs:
             for (s, i) in gpus:
                 cl.add(m.W[j, s, i] >= rho_hat[j] / u * m.X[j, s, i])  # (15)

@@ -26,25 +26,27 @@ GPUs of its list (A11); kappa runs over the distinct G values (A12, exactly equi
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
-from optsched.models import ring_contention as rm
+from optsched.deadline import NEVER, Deadline
 from optsched.errors import InfeasibleSchedule
-from optsched.problems.ring_contention import Instance, Schedule, completion_times
-from optsched.tolerance import slots_needed
 from optsched.family import CompareSpec, Family
+from optsched.method import Method, Params, param
 from optsched.problems import ring_contention as _problem
-from optsched.workloads import ring_contention as _workloads
-from optsched.method import Method
+from optsched.problems.ring_contention import Instance, Schedule, completion_times
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.highs import solve_model
+from optsched.tolerance import slack, slots_needed
+from optsched.workloads import ring_contention as _workloads
 
-EPS = 1e-9
 BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
+#: exact skips M1 when its estimated size (start binaries x[j,c,t] + active binaries q[j,c,t])
+#: exceeds this many per second left (Pyomo builds and hands over ~this many variables a second,
+#: measured on the small preset; the solve needs the rest) — and always above EXACT_MAX_VARS.
+EXACT_VARS_PER_S = 20_000
+EXACT_MAX_VARS = 2_000_000
 
 
 def rho_hat(inst: Instance) -> list[float]:
@@ -71,7 +73,7 @@ class Pass:
     inst: Instance
     theta: float
     est: list[float]
-    phi_cache: dict = field(default_factory=dict)
+    phi_cache: dict[tuple[int, int, int], int] = field(default_factory=dict)
     t: int = 0
     running: dict[int, np.ndarray] = field(default_factory=dict)
     rem: dict[int, int] = field(default_factory=dict)
@@ -81,7 +83,7 @@ class Pass:
     finish: dict[int, int] = field(default_factory=dict)
     _speeds: dict[int, int] | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         caps = self.inst.servers
         self.server = np.repeat(np.arange(len(caps)), caps)
         self.first_gpu = np.concatenate(([0], np.cumsum(caps)[:-1])).astype(int)
@@ -89,10 +91,11 @@ class Pass:
         self.idle = np.ones(len(self.server), dtype=bool)
 
     def available(self, j: int) -> np.ndarray:
-        """Idle GPUs whose budget admits j: U[g] + rho_hat_j / u <= theta (u = 1), index order."""
-        return np.flatnonzero(self.idle & (self.U + self.est[j] <= self.theta + EPS))
+        """Idle GPUs whose budget admits j: U[g] + rho_hat_j / u <= theta (u = 1) within the
+        tolerance (:func:`optsched.tolerance.at_most`), index order."""
+        return np.flatnonzero(self.idle & (self.U + self.est[j] <= self.theta + slack(self.theta)))
 
-    def place(self, j: int, gpus) -> None:
+    def place(self, j: int, gpus: Sequence[int] | np.ndarray) -> None:
         """Start j now on ``gpus`` (Alg. 2 line 6, Alg. 3 lines 8–9)."""
         gpus = np.asarray(gpus, dtype=int)
         self.idle[gpus] = False
@@ -134,7 +137,7 @@ def servers_of(c: tuple[int, ...]) -> list[int]:
 
 
 def running_speeds(inst: Instance, used: dict[int, list[int]],
-                   cache: dict | None = None) -> dict[int, int]:
+                   cache: dict[tuple[int, int, int], int] | None = None) -> dict[int, int]:
     """Speeds of the running jobs, given the servers each uses (eqs. (6)–(8), floor of (9))."""
     cache = {} if cache is None else cache
     count = [0] * inst.n_servers
@@ -151,15 +154,17 @@ def running_speeds(inst: Instance, used: dict[int, list[int]],
     return out
 
 
-Rule = Callable[[Pass, int], "list[int] | None"]
+Rule = Callable[[Pass, int], "np.ndarray | None"]
 
 
 def run_pass(inst: Instance, order: list[int], theta: float, rule_for: Callable[[int], Rule],
-             est: list[float] | None = None, phi_cache: dict | None = None) -> Pass | None:
+             est: list[float] | None = None,
+             phi_cache: dict[tuple[int, int, int], int] | None = None) -> Pass | None:
     """One pass: place the jobs of ``order`` with their rule, waiting for completions when needed.
 
     Returns the finished pass, or None when a job finds no GPUs while nothing runs (infeasible
-    theta, Alg. 2 line 10 / Alg. 3 line 13).
+    theta, Alg. 2 line 10 / Alg. 3 line 13). One pass is the unit of work the deadline checks
+    between (a pass at paper scale takes a few hundredths of a second).
     """
     state = Pass(inst, theta, est if est is not None else rho_hat(inst),
                  {} if phi_cache is None else phi_cache)
@@ -225,7 +230,8 @@ def lbsgf(lam: float) -> Rule:
         avg = np.add.reduceat(state.U, state.first_gpu) / caps  # line 2: average U per server
         order = np.lexsort((np.arange(len(caps)), avg))
         total = np.cumsum(caps[order])
-        n_sel = int(np.searchsorted(total, lam * need - EPS)) + 1  # shortest prefix >= lambda G_j
+        # shortest prefix with at_least(total, lambda G_j) (optsched.tolerance)
+        n_sel = int(np.searchsorted(total, lam * need - slack(lam * need))) + 1
         cand = state.available(j)
         pool = []
         for s in order[:n_sel]:  # lines 4–5: available GPUs of each selected server, least U first
@@ -257,14 +263,16 @@ def random_rule(rng: np.random.Generator) -> Rule:
 
 @dataclass
 class SearchResult:
-    """Best pass of a theta search: makespan m (T = failure), its pass, theta~_u, kappa, #passes."""
+    """Best pass of a theta search: makespan m (T = failure), its pass, theta~_u, kappa, #passes;
+    ``stopped`` is True when the deadline ended the search before it was complete."""
 
     makespan: int
     state: Pass | None
     theta: int | None
     kappa: int | None
     passes: int
-    log: list = field(default_factory=list)
+    log: list[tuple[int, int | None, int]] = field(default_factory=list)
+    stopped: bool = False
 
 
 def kappa_values(inst: Instance, kappas: str | Iterable[int] = "distinct") -> list[int]:
@@ -278,89 +286,210 @@ def kappa_values(inst: Instance, kappas: str | Iterable[int] = "distinct") -> li
     return [int(k) for k in kappas]
 
 
+def _feasible(state: Pass | None, horizon: int) -> bool:
+    """A pass that placed every job and ends by the horizon (verify's T_j <= T)."""
+    return state is not None and max(state.finish.values()) <= horizon
+
+
 def bisection(inst: Instance, horizon: int, rules: list[tuple[int | None, Callable[[int], Rule]]],
-              order: list[int]) -> SearchResult:
+              order: list[int], *, deadline: Deadline = NEVER,
+              mode: str = "pseudo_code") -> SearchResult:
     """Alg. 1 lines 4–24: bisection on integer theta in [1, T]; at each theta the best of ``rules``
-    (the kappa loop, lines 7–18); move right <- theta - 1 iff the global best improved."""
-    est, cache = rho_hat(inst), {}
+    (the kappa loop, lines 7–18).
+
+    ``mode="pseudo_code"``: move right <- theta - 1 iff the global best improved (lines 19–23).
+    ``mode="proof"``: move down whenever a pass at theta is feasible, so theta decreases to the
+    least feasible budget the bisection meets (proof of Lemma 2: theta~_u = W^_max); the result is
+    the best pass at that final theta. The deadline is checked before every pass; when it has
+    expired the search stops with what it has (``stopped``).
+    """
+    est: list[float] = rho_hat(inst)
+    cache: dict[tuple[int, int, int], int] = {}
     best = SearchResult(horizon, None, None, None, 0)
     left, right = 1, horizon
     while left <= right:
         theta = (left + right) // 2  # line 6 (floored)
         m_theta, s_theta, k_theta = horizon, None, None
+        fallback: tuple[Pass, int | None] | None = None  # a feasible pass whose makespan is T
         for kappa, rule_for in rules:
+            if deadline.expired():
+                best.stopped = True
+                return best
             state = run_pass(inst, order, theta, rule_for, est, cache)
             best.passes += 1
             m = makespan(state, horizon)
             best.log.append((theta, kappa, m))
             if m < m_theta:  # lines 17–18
                 m_theta, s_theta, k_theta = m, state, kappa
+            elif state is not None and fallback is None and _feasible(state, horizon):
+                fallback = (state, kappa)
+        if mode == "proof":
+            if s_theta is not None or fallback is not None:
+                if s_theta is None and fallback is not None:
+                    s_theta, k_theta = fallback
+                best.makespan, best.state, best.theta, best.kappa = m_theta, s_theta, theta, k_theta
+                right = theta - 1
+            else:
+                left = theta + 1
+            continue
         if m_theta < best.makespan:  # lines 19–21
             best.makespan, best.state, best.theta, best.kappa = m_theta, s_theta, theta, k_theta
             right = theta - 1
         else:  # lines 22–23
+            if best.state is None and fallback is not None:  # makespan T is feasible, not a failure
+                best.state, best.theta, best.kappa = fallback[0], theta, fallback[1]
             left = theta + 1
     return best
 
 
-def sjf_bco_search(inst: Instance, horizon: int | None = None, lam: float = 1.0,
-                   kappas: str | Iterable[int] = "distinct", fa_variant: str = "literal") -> SearchResult:
+@dataclass(frozen=True)
+class SjfBcoParams(Params):
+    """The choices of SJF-BCO (Algorithm 1 with FA-FFP, Alg. 2, and LBSGF, Alg. 3)."""
+
+    lam: float = param(1.0, "Alg. 3 line 3: server-selection factor lambda_j >= 1, the same for "
+                            "all j (Sec. 7.3, Fig. 7 varies it)")
+    kappas: str | tuple[int, ...] = param(
+        "distinct", "Alg. 1 line 7: for kappa = 1..n_g. 'all' = every kappa; 'distinct' = one "
+                    "kappa per distinct G_j (the same passes and ties, digest A12); or the values")
+    fa_variant: Literal["literal", "pack"] = param(
+        "literal", "Alg. 2 line 4: 'literal' = the G_j available GPUs with least U (ties by "
+                   "server, GPU; digest A1, equals LS); 'pack' = partially occupied servers first "
+                   "(digest §4.2, not the paper's text)")
+    bisection: Literal["pseudo_code", "proof"] = param(
+        "pseudo_code", "Alg. 1 lines 19–23: 'pseudo_code' = right <- theta - 1 only when the "
+                       "makespan improves; 'proof' = Lemma 2's proof, theta decreases while "
+                       "feasible until theta~_u = W^_max")
+
+
+def sjf_bco_search(inst: Instance, params: SjfBcoParams | None = None, *,
+                   deadline: Deadline = NEVER, horizon: int | None = None) -> SearchResult:
     """Algorithm 1 (SJF-BCO) with FA-FFP for G_j <= kappa and LBSGF(lambda) otherwise."""
+    params = SjfBcoParams() if params is None else params
     horizon = horizon or inst.horizon
-    fa = least_u if fa_variant == "literal" else fa_pack
-    lb = lbsgf(lam)
-    rules = [(k, (lambda k: lambda j: fa if inst.jobs[j].gpus <= k else lb)(k))
-             for k in kappa_values(inst, kappas)]
-    return bisection(inst, horizon, rules, sjf_order(inst))
+    fa = least_u if params.fa_variant == "literal" else fa_pack
+    lb = lbsgf(params.lam)
+
+    def rule_for(k: int) -> Callable[[int], Rule]:
+        return lambda j: fa if inst.jobs[j].gpus <= k else lb
+
+    rules: list[tuple[int | None, Callable[[int], Rule]]] = [
+        (k, rule_for(k)) for k in kappa_values(inst, params.kappas)]
+    return bisection(inst, horizon, rules, sjf_order(inst), deadline=deadline,
+                     mode=params.bisection)
 
 
-def _outcome(inst: Instance, result: SearchResult, **info) -> Outcome:
-    if result.state is None or result.makespan >= inst.horizon:
-        return Outcome(None, SolveStatus.UNKNOWN, info={"failed": True, "passes": result.passes, **info})
+def _outcome(inst: Instance, result: SearchResult, **info: Any) -> Outcome:
+    """FEASIBLE with the best pass; TIME_LIMIT when the deadline stopped the search (schedule None
+    when no pass had finished); UNKNOWN when every pass failed. A makespan equal to the horizon is
+    feasible (verify accepts T_j <= T)."""
+    stopped = {"stopped": "deadline"} if result.stopped else {}
+    if not _feasible(result.state, inst.horizon):
+        status = SolveStatus.TIME_LIMIT if result.stopped else SolveStatus.UNKNOWN
+        return Outcome(None, status, info={"failed": not result.stopped, "passes": result.passes,
+                                           **stopped, **info})
+    assert result.state is not None
     times = [result.state.finish[j] for j in range(len(inst.jobs))]
-    return Outcome(result.state.schedule(), SolveStatus.FEASIBLE, info={
+    status = SolveStatus.TIME_LIMIT if result.stopped else SolveStatus.FEASIBLE
+    return Outcome(result.state.schedule(), status, info={
         "theta": result.theta, "kappa": result.kappa, "passes": result.passes,
-        "avg_jct": sum(times) / len(times), **info})
+        "avg_jct": sum(times) / len(times), **stopped, **info})
 
 
-def sjf_bco(inst: Instance, *, time_limit: float | None = None, seed: int = 0, lam: float = 1.0,
-            kappas: str | Iterable[int] = "distinct", fa_variant: str = "literal") -> Outcome:
-    """SJF-BCO (Algorithm 1) with lambda_j = ``lam`` for all j; deterministic (``seed`` unused)."""
-    return _outcome(inst, sjf_bco_search(inst, lam=lam, kappas=kappas, fa_variant=fa_variant))
+def sjf_bco(inst: Instance, params: SjfBcoParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """SJF-BCO (Yu et al., Algorithm 1): smallest-job-first order, bisection on the per-GPU budget
+    theta_u, a kappa loop choosing FA-FFP (Alg. 2) for G_j <= kappa and LBSGF (Alg. 3) otherwise.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    params
+        :class:`SjfBcoParams` (lambda, kappa values, FA-FFP reading, bisection reading).
+    deadline
+        Checked before every list-scheduling pass; when it expires the best pass so far is
+        returned with status ``time_limit``.
+    seed
+        Unused (deterministic).
+
+    Returns
+    -------
+    Outcome
+        The best pass's schedule; ``info`` holds theta~_u, kappa and the number of passes.
+
+    Notes
+    -----
+    Theorem 5 claims SJF-BCO is n_g Phi (u/l)-approximate (:func:`theorem5_bound`); digest §5.2
+    records that Lemma 2 only holds as "<=" and Lemma 3 mixes estimated and actual times (the
+    consistent chain gives n_g Phi (u/l)^2). Errata: docs/errata.md, ring_contention entries.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("ring_contention", "tiny", 0), "sjf_bco").status.value
+    'feasible'
+    """
+    return _outcome(inst, sjf_bco_search(inst, params, deadline=deadline))
 
 
-def first_fit_baseline(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """First-Fit (Sec. 7.2, [17]) in SJF order with its own theta_u bisection (no kappa loop)."""
-    return _outcome(inst, bisection(inst, inst.horizon, [(None, lambda j: first_fit)], sjf_order(inst)))
+@dataclass(frozen=True)
+class BaselineParams(Params):
+    """The baselines of Sec. 7.2 (First-Fit, List-Scheduling, Random): one event-driven pass
+    shape, three GPU choices."""
+
+    gpus: Literal["first_fit", "least_u", "random"] = param(
+        "first_fit", "Sec. 7.2: FF = first G_j available GPUs in (server, GPU) order [17]; LS = "
+                     "least-loaded (least U) GPUs [17]; RAND = uniformly random available GPUs [19]")
+    theta: Literal["bisection", "horizon"] = param(
+        "bisection", "Sec. 7.2: 'theta_u^FF returned by the policy' — FF and LS run Alg. 1's "
+                     "bisection without the kappa loop; RAND uses theta_u = T (one pass)")
+    order: Literal["sjf", "arrival"] = param(
+        "sjf", "job order of the pass: 'sjf' = SJF-BCO's smallest G_j first (Alg. 1 line 3); "
+               "'arrival' = instance order (the baselines' own order, not stated)")
 
 
-def list_scheduling(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """List-Scheduling (Sec. 7.2, [17]): least-U GPUs, SJF order, its own theta_u bisection."""
-    return _outcome(inst, bisection(inst, inst.horizon, [(None, lambda j: least_u)], sjf_order(inst)))
-
-
-def random_baseline(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """RAND (Sec. 7.2, [19]): random available GPUs, theta_u = T, one seeded pass."""
-    rule = random_rule(np.random.default_rng(seed))
-    state = run_pass(inst, sjf_order(inst), inst.horizon, lambda j: rule)
-    result = SearchResult(makespan(state, inst.horizon), state, inst.horizon, None, 1)
+def baseline(inst: Instance, params: BaselineParams, *, deadline: Deadline,
+             seed: int = 0) -> Outcome:
+    """First-Fit, List-Scheduling or Random (Sec. 7.2) by ``params.gpus``: FF and LS with their
+    own theta_u bisection (no kappa loop), RAND one seeded pass at theta_u = T."""
+    order = sjf_order(inst) if params.order == "sjf" else list(range(len(inst.jobs)))
+    if params.gpus == "random":
+        rule = random_rule(np.random.default_rng(seed))
+    else:
+        rule = first_fit if params.gpus == "first_fit" else least_u
+    if params.theta == "bisection":
+        result = bisection(inst, inst.horizon, [(None, lambda j: rule)], order, deadline=deadline)
+    else:
+        state = run_pass(inst, order, inst.horizon, lambda j: rule)
+        result = SearchResult(makespan(state, inst.horizon), state, inst.horizon, None, 1)
     return _outcome(inst, result)
+
+
+FIRST_FIT = BaselineParams(gpus="first_fit")
+LIST_SCHEDULING = BaselineParams(gpus="least_u")
+RANDOM = BaselineParams(gpus="random", theta="horizon")
 
 
 # ----------------------------------------------------------------------------------------------
 # Exact, bounds, guarantee
 # ----------------------------------------------------------------------------------------------
 
-def upper_bound_schedule(inst: Instance) -> tuple[int, Schedule | None]:
+def upper_bound_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[int, Schedule | None]:
     """Best of SJF-BCO, FF and LS: the horizon H of M1 (digest §3.3 "Horizon").
 
     Each makespan is the checker's (``completion_times``), so H is the makespan of a schedule verify
     accepts and H >= OPT: M1's pruning to slots < H (and starts with t + rho^min <= H) keeps an
-    optimum. A schedule verify rejects is skipped; with none, H = the instance horizon T.
+    optimum. A schedule verify rejects is skipped; with none, H = the instance horizon T. The three
+    searches are charged to ``deadline`` (a search stopped early still gives a valid H).
     """
-    best = (inst.horizon, None)
-    for method in (sjf_bco, first_fit_baseline, list_scheduling):
-        out = method(inst)
+    best: tuple[int, Schedule | None] = (inst.horizon, None)
+    runs: list[Callable[[], Outcome]] = [
+        lambda: sjf_bco(inst, SjfBcoParams(), deadline=deadline),
+        lambda: baseline(inst, FIRST_FIT, deadline=deadline),
+        lambda: baseline(inst, LIST_SCHEDULING, deadline=deadline)]
+    for run in runs:
+        if deadline.expired() and best[1] is not None:
+            break
+        out = run()
         if out.schedule is None:
             continue
         try:
@@ -377,7 +506,7 @@ def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
     n = len(inst.jobs)
     rem = [job.iterations for job in inst.jobs]
     finish = [0] * n
-    t, running, waiting = 0, set(), sorted(range(n), key=lambda j: schedule.starts[j])
+    t, running, waiting = 0, set[int](), sorted(range(n), key=lambda j: schedule.starts[j])
     while waiting or running:
         while waiting and schedule.starts[waiting[0]] <= t:
             running.add(waiting.pop(0))
@@ -397,60 +526,129 @@ def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
     return finish
 
 
-def exact(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
+def count_placements(servers: Sequence[int], need: int) -> int:
+    """|P_j| = #{c in Z_+^S : sum_s c_s = need, c_s <= O_s}, counted (not enumerated) by dynamic
+    programming over the servers, so the size of M1 is known before anything is built."""
+    ways = [1] + [0] * need
+    for cap in servers:
+        nxt = [0] * (need + 1)
+        for total, w in enumerate(ways):
+            if w:
+                for k in range(min(cap, need - total) + 1):
+                    nxt[total + k] += w
+        ways = nxt
+    return ways[need]
+
+
+def exact_size(inst: Instance, horizon: int) -> int:
+    """Upper estimate of M1's binaries: x[j,c,t] and q[j,c,t] for every placement and slot."""
+    counts: dict[int, int] = {}
+    total = 0
+    for job in inst.jobs:
+        if job.gpus not in counts:
+            counts[job.gpus] = count_placements(inst.servers, job.gpus)
+        total += 2 * counts[job.gpus] * horizon
+    return total
+
+
+def _too_big(size: int, deadline: Deadline) -> str | None:
+    """Why M1 of ``size`` variables is not built (None: build it)."""
+    if size > EXACT_MAX_VARS:
+        return f"M1 of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
+    left = deadline.remaining()
+    if left is None or size <= EXACT_VARS_PER_S * left:
+        return None
+    return (f"M1 of ~{size} variables needs ~{size / EXACT_VARS_PER_S:.3g} s to build and hand "
+            f"to HiGHS, {left:.3g} s left")
+
+
+def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Optimal makespan by M1 (gap 0) with H = best heuristic makespan and C >= ``lower_bound``
     (M3's theta* on small instances). Outcome lower bound = max(MILP dual bound, that bound).
-    ``time_limit`` covers both solves; on a time limit the incumbent (or the heuristic) is kept."""
-    start = time.perf_counter()
-    ub, incumbent = upper_bound_schedule(inst)
+
+    Everything is charged to ``deadline``: the heuristics behind H (:func:`upper_bound_schedule`,
+    at most half of the time), M3, building M1 and its solve. M1 is not built when its size
+    (:func:`exact_size`, counted before any placement is enumerated) cannot be built in the time
+    left or exceeds :data:`EXACT_MAX_VARS` (``info["skipped"]``): the heuristic's schedule is
+    returned with status ``time_limit``; so is it when HiGHS finds nothing.
+    """
+    from optsched.models import ring_contention as rm
+
+    ub, incumbent = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
     lb = max(max(rm.simple_lower_bound(inst).values()), 1)
-    if lb < ub:  # M3 only when the simple bounds do not already close the instance (same result)
-        lb = max(int(lower_bound(inst, time_limit=time_limit, seed=seed).lower_bound), 1)
+    info: dict[str, Any] = {"horizon": ub}
+    if lb < ub and not deadline.expired():  # M3 only when the simple bounds do not already close it
+        lb = max(int(lower_bound(inst, deadline=deadline, seed=seed).lower_bound or 0), lb)
     if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
         return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
-                       {"model_objective": float(ub), "horizon": ub, "closed_by": "lower bound"})
+                       {**info, "closed_by": "lower bound"}, model_objective=float(ub))
+    size = exact_size(inst, ub)
+    skipped = _too_big(size, deadline) if not deadline.expired() else "deadline expired"
+    if skipped is not None:
+        return Outcome(incumbent, SolveStatus.TIME_LIMIT, float(lb), {**info, "skipped": skipped})
+    from optsched.solvers.highs import report_outcome, solve_model
+
     model = rm.build_exact(inst, ub, lower_bound=lb)
-    left = None if time_limit is None else max(0.1, time_limit - (time.perf_counter() - start))
-    rep = solve_model(model, time_limit=left, seed=seed)
-    bound = float(max(lb, rep.bound if rep.bound is not None else lb))
-    info = {**rep.info, "horizon": ub, "n_vars": model.nvariables(),
-            "n_constraints": model.nconstraints()}
-    if rep.has_solution:
-        info["model_objective"] = rep.objective
-        return Outcome(rm.extract_schedule(inst, model), rep.status, bound, info)
-    return Outcome(incumbent, rep.status, bound, info)
+    rep = solve_model(model, deadline=deadline, seed=seed)
+    info.update(n_vars=model.nvariables(), n_constraints=model.nconstraints())
+    return report_outcome(rep, lambda: rm.extract_schedule(inst, model), lower_bound=float(lb),
+                          fallback=incumbent, info=info)
 
 
-def budget_bound(inst: Instance, time_limit: float | None = None, seed: int = 0) -> tuple[float | None, dict]:
+def budget_bound(inst: Instance, deadline: Deadline = NEVER,
+                 seed: int = 0) -> tuple[float | None, dict[str, Any]]:
     """Dual bound of M3 with contention-free durations (valid LB; digest §3.5)."""
+    from optsched.models import ring_contention as rm
+    from optsched.solvers.highs import solve_model
+
     model = rm.build_budget(inst, durations="lower")
-    rep = solve_model(model, time_limit=time_limit, seed=seed)
+    rep = solve_model(model, deadline=deadline, seed=seed)
     bound = rep.bound if rep.bound is not None else None
     if bound is not None:  # makespans are integral: the least integer the tolerance puts >= bound
         bound = slots_needed(bound, 1.0)
     return bound, {"m3_status": rep.status.value, "m3_bound": rep.bound, "m3_runtime_s": rep.runtime_s}
 
 
-def lower_bound(inst: Instance, *, time_limit: float | None = None, seed: int = 0) -> Outcome:
-    """max(LB_len, LB_area, LB_conf), and M3's dual bound when |J| * N <= BUDGET_MAX_VARS."""
+def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """max(LB_len, LB_area, LB_conf), and M3's dual bound when |J| * N <= BUDGET_MAX_VARS.
+
+    Status (the rule of :class:`~optsched.result.Outcome`): OPTIMAL when the bound is computed to
+    its end (M3 solved to its optimum, or only the closed-form bounds apply because the instance is
+    too big for M3); TIME_LIMIT when the deadline stopped M3 (its dual bound so far is still valid)
+    or M3 did not run because the deadline had passed or ended without a proven optimum.
+    """
+    from optsched.models import ring_contention as rm
+
     parts = rm.simple_lower_bound(inst)
-    value, info = max(parts.values()), dict(parts)
+    value = max(parts.values())
+    info: dict[str, Any] = dict(parts)
+    status = SolveStatus.OPTIMAL
     if len(inst.jobs) * inst.n_gpus <= BUDGET_MAX_VARS:
-        m3, m3_info = budget_bound(inst, time_limit, seed)
-        info.update(m3_info)
-        if m3 is not None:
-            value = max(value, m3)
-    return Outcome(None, SolveStatus.FEASIBLE, float(value), info)
+        if deadline.expired():
+            info["m3"] = "skipped: deadline expired"
+            status = SolveStatus.TIME_LIMIT
+        else:
+            m3, m3_info = budget_bound(inst, deadline, seed)
+            info.update(m3_info)
+            if m3 is not None:
+                value = max(value, m3)
+            if m3_info["m3_status"] != SolveStatus.OPTIMAL.value:
+                status = SolveStatus.TIME_LIMIT
+    else:
+        info["m3"] = f"skipped: |J| N = {len(inst.jobs) * inst.n_gpus} > BUDGET_MAX_VARS"
+    return Outcome(None, status, float(value), info)
 
 
 def constants(inst: Instance) -> dict[str, float]:
     """Phi, u, l of Lemma 4 / Theorem 5 on the instance (digest §5.3), with rho_hat of §4.0.7."""
+    from optsched.models.ring_contention import duration
+
     est = rho_hat(inst)
     lo, hi = [], []
     for j in range(len(inst.jobs)):
-        lo.append(rm.duration(inst, j, inst.min_servers(j)))
+        lo.append(duration(inst, j, inst.min_servers(j)))
         n_max = inst.max_servers(j)
-        hi.append(rm.duration(inst, j, n_max, inst.max_contention if n_max >= 2 else 1))
+        hi.append(duration(inst, j, n_max, inst.max_contention if n_max >= 2 else 1))
     phi = max(h / l for h, l in zip(hi, lo))
     u = max(1.0, max(e / l for e, l in zip(est, lo)))
     low = min(e / h for e, h in zip(est, hi))
@@ -467,13 +665,14 @@ METHODS = (
     Method("exact", "exact", exact, description="M1 time-indexed MILP with contention levels, C >= lower_bound, gap 0"),
     Method("lower_bound", "bound", lower_bound,
            description="max(length, area, conflict) bounds and M3 (14)-(16) dual bound when small"),
-    Method("sjf_bco", "algorithm", sjf_bco, guarantee=theorem5_bound,
+    Method("sjf_bco", "algorithm", sjf_bco, params=SjfBcoParams(), guarantee=theorem5_bound,
            description="Algorithm 1: SJF order, theta bisection, kappa loop, FA-FFP / LBSGF"),
-    Method("first_fit", "baseline", first_fit_baseline,
+    Method("first_fit", "baseline", baseline, params=FIRST_FIT,
            description="First-Fit GPUs, SJF order, own theta bisection"),
-    Method("list_scheduling", "baseline", list_scheduling,
+    Method("list_scheduling", "baseline", baseline, params=LIST_SCHEDULING,
            description="least-loaded GPUs, SJF order, own theta bisection"),
-    Method("random", "baseline", random_baseline, description="random available GPUs, theta = T"),
+    Method("random", "baseline", baseline, params=RANDOM,
+           description="random available GPUs, theta = T"),
 )
 SPEC = Family(
     name="ring_contention",

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
+from typing import Any, Sequence
 
-from optsched.problems.fields import Reader, Validated, fail, infeasible
+from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible
 from optsched.tolerance import at_most
 
 FAMILY = "ring_contention"
@@ -54,19 +54,36 @@ class Job:
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in JOB_FIELDS}
 
-    @classmethod
-    def read(cls, r: Reader) -> "Job":
-        return cls(gpus=r.int("gpus", min=1), iterations=r.int("iterations", min=1),
-                   grad_size=r.float("grad_size", min=0.0), batch=r.int("batch", min=1),
-                   fp_time=r.float("fp_time", min=0.0), bp_time=r.float("bp_time", min=0.0))
+    def checked(self, where: str) -> "Job":
+        """This job with its values validated (messages name ``where``, e.g.
+        ``instance.jobs[3].gpus``) and normalised to the fields' types."""
+        return Job(gpus=as_int(self.gpus, f"{where}.gpus", min=1),
+                   iterations=as_int(self.iterations, f"{where}.iterations", min=1),
+                   grad_size=as_float(self.grad_size, f"{where}.grad_size", min=0.0),
+                   batch=as_int(self.batch, f"{where}.batch", min=1),
+                   fp_time=as_float(self.fp_time, f"{where}.fp_time", min=0.0),
+                   bp_time=as_float(self.bp_time, f"{where}.bp_time", min=0.0))
+
+
+def _seq(value: Any, where: str, *, nonempty: bool = False) -> Sequence[Any]:
+    """``value`` as a sequence (a tuple, or a list from JSON), with the messages of
+    :func:`~optsched.problems.fields.as_list`."""
+    if not isinstance(value, (tuple, list)):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if nonempty and not value:
+        fail(where, "must not be empty")
+    return value
 
 
 @dataclass(frozen=True)
-class Instance(Validated):
+class Instance:
     """A RAR-DDLS instance: server capacities ``O_s``, jobs, cluster constants and the horizon T.
 
     ``bw_inter`` = b^e, ``bw_intra`` = b^i, ``reduce_speed`` = C, ``alpha`` = α of f(α, k),
     ``xi1`` = ξ1 (7), ``xi2`` = ξ2 (overhead per server, slots).
+
+    Every instance, loaded from JSON or built in Python, is validated on construction
+    (:meth:`__post_init__`), e.g. ``instance.jobs[2].gpus: must be >= 1``.
     """
 
     servers: tuple[int, ...]
@@ -81,6 +98,33 @@ class Instance(Validated):
     name: str = ""
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Validate every field (DESIGN.md, "Instance JSON") and normalise it (lists become tuples,
+        numbers the field's type, so a JSON-loaded and a Python-built instance compare equal)."""
+        where = "instance"
+        servers = tuple(as_int(v, f"{where}.servers[{i}]", min=1) for i, v in
+                        enumerate(_seq(self.servers, f"{where}.servers", nonempty=True)))
+        jobs = []
+        for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True)):
+            if not isinstance(job, Job):
+                fail(f"{where}.jobs[{i}]", f"must be a Job, got {type(job).__name__}")
+            jobs.append(job.checked(f"{where}.jobs[{i}]"))
+        values: dict[str, Any] = dict(
+            servers=servers, jobs=tuple(jobs),
+            bw_inter=as_float(self.bw_inter, f"{where}.bw_inter", positive=True),
+            bw_intra=as_float(self.bw_intra, f"{where}.bw_intra", positive=True),
+            reduce_speed=as_float(self.reduce_speed, f"{where}.reduce_speed", positive=True),
+            alpha=as_float(self.alpha, f"{where}.alpha", min=0.0),
+            xi1=as_float(self.xi1, f"{where}.xi1", positive=True),
+            xi2=as_float(self.xi2, f"{where}.xi2", min=0.0))
+        if values["xi1"] > 1:
+            fail(f"{where}.xi1", f"must be <= 1 (eq. 7: xi1 in (0, 1]), got {values['xi1']}")
+        values["horizon"] = as_int(self.horizon, f"{where}.horizon", min=1)
+        if not isinstance(self.name, str):
+            fail(f"{where}.name", f"must be a string, got {type(self.name).__name__}")
+        for key, value in values.items():  # normalisation of the frozen fields
+            object.__setattr__(self, key, value)
+        _check_jobs(self)
 
     @property
     def n_servers(self) -> int:
@@ -127,7 +171,7 @@ class Instance(Validated):
     def max_servers(self, j: int) -> int:
         return min(self.jobs[j].gpus, self.n_servers)
 
-    @cached_property
+    @property
     def max_contention(self) -> int:
         """Largest reachable p: split jobs (G >= 2) sharing one server, at most max_s O_s."""
         split_capable = sum(1 for job in self.jobs if job.gpus >= 2)
@@ -143,27 +187,16 @@ class Instance(Validated):
         return d
 
     @classmethod
-    def from_dict(cls, data) -> "Instance":
+    def from_dict(cls, data: Any) -> "Instance":
+        """Read the JSON document's fields (unknown or missing keys are errors) and call the
+        constructor, which validates the values."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("servers", "jobs", *CLUSTER_FIELDS, "horizon"),
                        ("name",))
-        servers = r.ints("servers", min=1)
-        if not servers:
-            fail("instance.servers", "must not be empty")
-        jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS))
-        consts = dict(bw_inter=r.float("bw_inter", positive=True),
-                      bw_intra=r.float("bw_intra", positive=True),
-                      reduce_speed=r.float("reduce_speed", positive=True),
-                      alpha=r.float("alpha", min=0.0), xi1=r.float("xi1", positive=True),
-                      xi2=r.float("xi2", min=0.0))
-        if consts["xi1"] > 1:
-            fail("instance.xi1", f"must be <= 1 (eq. 7: xi1 in (0, 1]), got {consts['xi1']}")
-        inst = object.__new__(cls)
-        for key, value in dict(servers=servers, jobs=jobs, **consts,
-                               horizon=r.int("horizon", min=1),
-                               name=r.str("name") if r.has("name") else "").items():
-            object.__setattr__(inst, key, value)
-        _check_jobs(inst)
-        return inst
+        jobs = tuple(Job(**{k: jr.data[k] for k in JOB_FIELDS})
+                     for jr in r.objects("jobs", JOB_FIELDS, nonempty=False))
+        return cls(servers=data["servers"], jobs=jobs,
+                   **{k: data[k] for k in CLUSTER_FIELDS}, horizon=data["horizon"],
+                   name=data.get("name", ""))
 
 
 def slot_speed(tau: float) -> int:
@@ -209,13 +242,26 @@ class Schedule:
     placements: tuple[tuple[int, ...], ...]
     FAMILY = FAMILY
 
+    def __post_init__(self) -> None:
+        """Shape and type checks (integers, lists), normalised to tuples; the values (ranges,
+        capacities, G_j) are verify's to judge, naming the paper's equations."""
+        starts = tuple(as_int(a, f"schedule.jobs[{j}].start") for j, a in
+                       enumerate(_seq(self.starts, "schedule.starts")))
+        places = tuple(tuple(as_int(y, f"schedule.jobs[{j}].placement[{s}]") for s, y in
+                             enumerate(_seq(c, f"schedule.jobs[{j}].placement")))
+                       for j, c in enumerate(_seq(self.placements, "schedule.placements")))
+        object.__setattr__(self, "starts", starts)  # normalisation of the frozen fields
+        object.__setattr__(self, "placements", places)
+
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
                 "jobs": [{"start": a, "placement": list(c)}
                          for a, c in zip(self.starts, self.placements)]}
 
     @classmethod
-    def from_dict(cls, data) -> "Schedule":
+    def from_dict(cls, data: Any) -> "Schedule":
+        """Read the document's fields (unknown or missing keys, negative starts and counts are
+        errors) and call the constructor."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         starts, placements = [], []
         for jr in r.objects("jobs", ("start", "placement")):
@@ -251,7 +297,7 @@ def completion_times(instance: Instance, schedule: Schedule) -> list[int]:
         if f is None:
             infeasible(f"(9) job {j} does not finish by the horizon T={instance.horizon} "
                         f"({remaining[j]} of {instance.jobs[j].iterations} iterations left)")
-    return [int(f) for f in finish]
+    return [int(f) for f in finish if f is not None]  # every f is set (checked above)
 
 
 def verify(instance: Instance, schedule: Schedule) -> float:
@@ -335,5 +381,27 @@ def _iteration_time(instance: Instance, j: int, n: int, p: int) -> float:
 
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "completion_times", "slot_speed",
-           "verify"]
+def bars(instance: Instance, schedule: Schedule) -> list:
+    """Gantt bars for ``optsched plot``: one row per GPU (``server s gpu g``), each job's ring
+    workers over ``[a_j, T_j)`` (slots ``a_j .. T_j - 1``, held until the job ends). The schedule
+    says how many GPUs of each server a job holds, not which: they are numbered by interval
+    partitioning in start order. T_j comes from :func:`completion_times` (so an infeasible schedule
+    raises InfeasibleSchedule)."""
+    from optsched.gantt import Bar
+
+    finish = completion_times(instance, schedule)
+    out = [Bar(f"server {s} gpu {g}", 0.0, 0.0, -1)
+           for s, cap in enumerate(instance.servers) for g in range(cap)]
+    free = [[0] * cap for cap in instance.servers]  # per GPU: slot from which it is free
+    for j in sorted(range(len(instance.jobs)), key=lambda j: (schedule.starts[j], j)):
+        a = schedule.starts[j]
+        for s, y in enumerate(schedule.placements[j]):
+            gpus = sorted(range(instance.servers[s]), key=lambda g: (free[s][g] > a, g))[:y]
+            for g in gpus:
+                free[s][g] = finish[j]
+                out.append(Bar(f"server {s} gpu {g}", float(a), float(finish[j]), j, f"j{j}"))
+    return out
+
+
+__all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "bars", "completion_times",
+           "slot_speed", "verify"]

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from optsched.deadline import NEVER, Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
@@ -62,8 +63,8 @@ def test_pass_simulation_equals_verify(medium):
 
 
 def test_kappa_distinct_equals_all(medium):
-    a = rc.sjf_bco_search(medium, kappas="distinct")
-    b = rc.sjf_bco_search(medium, kappas="all")
+    a = rc.sjf_bco_search(medium, rc.SjfBcoParams(kappas="distinct"))
+    b = rc.sjf_bco_search(medium, rc.SjfBcoParams(kappas="all"))
     assert (a.makespan, a.theta, a.kappa) == (b.makespan, b.theta, b.kappa)
     assert a.state.schedule() == b.state.schedule()
     assert a.passes < b.passes
@@ -72,7 +73,7 @@ def test_kappa_distinct_equals_all(medium):
 def test_ls_is_sjf_bco_with_kappa_ng(medium):
     """Digest A1: FA-FFP's literal line 4 equals LS, so kappa = n_g reproduces LS exactly."""
     ls = solve(medium, "list_scheduling")
-    only = rc.sjf_bco(medium, kappas=[medium.max_gpus])
+    only = rc.sjf_bco(medium, rc.SjfBcoParams(kappas=(medium.max_gpus,)), deadline=NEVER)
     assert only.schedule == ls.schedule
 
 
@@ -218,3 +219,55 @@ def test_exact_time_limit_is_a_status():
     r = solve(inst, "exact", time_limit=0.5)
     assert r.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert r.schedule is not None and r.lower_bound <= r.objective  # incumbent verified
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 10: parameters, deadline, status rule
+# ----------------------------------------------------------------------------------------------
+
+def test_variants_are_one_function_with_params():
+    from optsched.registry import get_family
+
+    spec = get_family("ring_contention")
+    by_name = {m.name: m for m in spec.methods}
+    assert by_name["first_fit"].func is by_name["list_scheduling"].func is by_name["random"].func
+    assert by_name["first_fit"].params == rc.BaselineParams(gpus="first_fit")
+    assert by_name["sjf_bco"].params == rc.SjfBcoParams()
+    r = solve(generate("tiny", 0), "list_scheduling")
+    assert r.info["params"] == {"gpus": "least_u", "theta": "bisection", "order": "sjf"}
+
+
+def test_expired_deadline_is_a_status(medium):
+    gone = Deadline.after(1e-9)
+    out = rc.sjf_bco(medium, rc.SjfBcoParams(), deadline=gone)
+    assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
+    out = rc.baseline(medium, rc.FIRST_FIT, deadline=gone)
+    assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
+
+
+def test_makespan_equal_to_horizon_is_feasible():
+    """A pass whose makespan equals the horizon T is a feasible schedule (verify accepts T_j <= T)."""
+    inst = generate("tiny", 0)
+    m = solve(inst, "first_fit").objective
+    tight = type(inst)(**{**{k: getattr(inst, k) for k in inst.__dataclass_fields__}, "horizon": int(m)})
+    for name in ("sjf_bco", "first_fit", "list_scheduling"):
+        r = solve(tight, name)
+        assert r.schedule is not None and r.objective <= m, name
+
+
+def test_exact_is_skipped_at_paper_scale_by_size():
+    inst = generate("paper", 0)
+    assert rc.count_placements(inst.servers, 32) > 10**9  # counted, never enumerated
+    r = solve(inst, "exact", time_limit=2)
+    assert r.status is SolveStatus.TIME_LIMIT and r.schedule is not None
+    assert "skipped" in r.info
+
+
+def test_count_placements_matches_enumeration():
+    inst = generate("small", 0)
+    for j, job in enumerate(inst.jobs):
+        assert rc.count_placements(inst.servers, job.gpus) == len(rm.placements(inst, j))
+
+
+def test_lower_bound_status_rule():
+    assert solve(generate("tiny", 0), "lower_bound").status is SolveStatus.OPTIMAL
