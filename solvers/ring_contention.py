@@ -418,9 +418,12 @@ def sjf_bco(inst: Instance, params: SjfBcoParams, *, deadline: Deadline, seed: i
 
     Notes
     -----
-    Theorem 5 claims SJF-BCO is n_g Phi (u/l)-approximate (:func:`theorem5_bound`); digest §5.2
-    records that Lemma 2 only holds as "<=" and Lemma 3 mixes estimated and actual times (the
-    consistent chain gives n_g Phi (u/l)^2). Errata: docs/errata.md, ring_contention entries.
+    Theorem 5 claims SJF-BCO is n_g Phi (u/l)-approximate, T <= n_g Phi (u/l) T*
+    (:func:`theorem5_bound`); it holds on every instance measured (errata R4), although its proof
+    does not: Lemma 2 (W^_max = theta~_u) fails (R1), Lemma 3 (T <= n_g W^_max) fails (R2),
+    Lemma 4 (theta~_u <= Phi (u/l) theta*_u) fails (R3). FA-FFP as written is List-Scheduling (R5);
+    Fig. 4's strict win is not reproduced (R6). The ``bisection`` parameter holds the two readings
+    of lines 19–23 (pseudo-code vs the proof of Lemma 2).
 
     Examples
     --------
@@ -449,8 +452,23 @@ class BaselineParams(Params):
 
 def baseline(inst: Instance, params: BaselineParams, *, deadline: Deadline,
              seed: int = 0) -> Outcome:
-    """First-Fit, List-Scheduling or Random (Sec. 7.2) by ``params.gpus``: FF and LS with their
-    own theta_u bisection (no kappa loop), RAND one seeded pass at theta_u = T."""
+    """First-Fit, List-Scheduling or Random (Sec. 7.2), by ``params.gpus``.
+
+    FF and LS run Alg. 1's theta_u bisection without the kappa loop (the deadline is checked
+    before every pass; stopped early, the best pass so far is returned with status
+    ``time_limit``); RAND is one pass at theta_u = T with ``numpy.random.default_rng(seed)``.
+
+    Notes
+    -----
+    The paper claims no guarantee for its baselines; Fig. 4 claims SJF-BCO beats them (errata
+    R6: not reproduced as a strict win). List-Scheduling equals SJF-BCO with kappa = n_g (R5).
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> solve(generate("ring_contention", "tiny", 0), "first_fit").info["params"]["gpus"]
+    'first_fit'
+    """
     order = sjf_order(inst) if params.order == "sjf" else list(range(len(inst.jobs)))
     if params.gpus == "random":
         rule = random_rule(np.random.default_rng(seed))
