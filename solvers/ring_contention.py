@@ -485,6 +485,11 @@ def baseline(inst: Instance, params: BaselineParams, *, deadline: Deadline,
 FIRST_FIT = BaselineParams(gpus="first_fit")
 LIST_SCHEDULING = BaselineParams(gpus="least_u")
 RANDOM = BaselineParams(gpus="random", theta="horizon")
+#: Readings (docs/readings.md): Lemma 2's proof for the bisection; instance order for the baselines.
+SJF_BCO_PROOF = SjfBcoParams(bisection="proof")
+FIRST_FIT_ARRIVAL = BaselineParams(gpus="first_fit", order="arrival")
+LIST_SCHEDULING_ARRIVAL = BaselineParams(gpus="least_u", order="arrival")
+RANDOM_ARRIVAL = BaselineParams(gpus="random", theta="horizon", order="arrival")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -691,6 +696,14 @@ METHODS = (
            description="least-loaded GPUs, SJF order, own theta bisection"),
     Method("random", "baseline", baseline, params=RANDOM,
            description="random available GPUs, theta = T"),
+    Method("sjf_bco_proof", "algorithm", sjf_bco, params=SJF_BCO_PROOF, guarantee=theorem5_bound,
+           description="SJF-BCO, bisection read from Lemma 2's proof (theta decreases while feasible)"),
+    Method("first_fit_arrival", "baseline", baseline, params=FIRST_FIT_ARRIVAL,
+           description="First-Fit GPUs, instance (arrival) order, own theta bisection"),
+    Method("list_scheduling_arrival", "baseline", baseline, params=LIST_SCHEDULING_ARRIVAL,
+           description="least-loaded GPUs, instance (arrival) order, own theta bisection"),
+    Method("random_arrival", "baseline", baseline, params=RANDOM_ARRIVAL,
+           description="random available GPUs, instance (arrival) order, theta = T"),
 )
 SPEC = Family(
     name="ring_contention",
@@ -699,6 +712,9 @@ SPEC = Family(
     workloads=_workloads,
     methods=METHODS,
     default_method="sjf_bco",
-    compare=CompareSpec(title='SJF-BCO vs baselines, paper scale (Fig. 4: 20 servers, T = 1200)',
+    compare=CompareSpec(methods=("sjf_bco", "sjf_bco_proof", "first_fit", "list_scheduling",
+                                 "random", "first_fit_arrival", "list_scheduling_arrival",
+                                 "random_arrival"),
+                        title='SJF-BCO vs baselines, paper scale (Fig. 4: 20 servers, T = 1200)',
                         ylabel='makespan / SJF-BCO makespan'),
 )

@@ -271,3 +271,16 @@ def test_count_placements_matches_enumeration():
 
 def test_lower_bound_status_rule():
     assert solve(generate("tiny", 0), "lower_bound").status is SolveStatus.OPTIMAL
+
+
+def test_readings_registered(data):
+    """sjf_bco_proof (Lemma 2's proof: theta decreases while feasible) drives theta~ to W^_max on
+    the R1 counterexample, where the pseudo-code stops at theta~ = 20; *_arrival keep instance order."""
+    inst = _load(data, "lemma3_counterexample.json")
+    proof = rc.sjf_bco_search(inst, rc.SJF_BCO_PROOF)
+    assert proof.theta is not None and proof.theta < 20
+    assert proof.theta == pytest.approx(float(proof.state.U.max()), abs=1.0)
+    tiny = generate("tiny", 0)
+    for name in ("sjf_bco_proof", "first_fit_arrival", "list_scheduling_arrival", "random_arrival"):
+        r = solve(tiny, name)
+        assert r.schedule is not None and r.info["params"], name
