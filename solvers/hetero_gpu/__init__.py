@@ -12,6 +12,10 @@ hare_subsets the same function with ``HareParams(relaxation="subsets")``: the RL
              inequality (9S) (what Lemma 2 needs).
 hare_eft     the same function with ``HareParams(gpu_choice="earliest_finish", tie="index")``:
              earliest finish at line 12 (digest §4.2; not the paper's).
+hare_est     ``HareParams(gpu_choice="earliest_start", tie="fastest")``: line 12 as the proof of
+             Theorem 4 reads it ("schedules tasks on machines with the earliest start time",
+             argmin max(t_i, φ_m)), ties to the fastest GPU.
+hare_est_index  the same with ties to the lowest GPU index.
 gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4);
              ``SrtfParams`` and ``SchedHomoParams`` hold srtf's and sched_homo's choices.
 
@@ -156,6 +160,15 @@ METHODS = (
     Method("hare_eft", "algorithm", hare,
            params=HareParams(gpu_choice="earliest_finish", tie="index"),
            description="Algorithm 1, earliest-finish GPU at line 12 (variant)"),
+    Method("hare_est", "algorithm", hare,
+           params=HareParams(gpu_choice="earliest_start", tie="fastest"),
+           guarantee=theorem4_bound,
+           description="Algorithm 1, line 12 as Theorem 4's proof reads it: earliest start "
+                       "max(t_i, phi_m), ties to the fastest GPU"),
+    Method("hare_est_index", "algorithm", hare,
+           params=HareParams(gpu_choice="earliest_start", tie="index"),
+           guarantee=theorem4_bound,
+           description="Algorithm 1, earliest start at line 12, ties to the lowest GPU index"),
     Method("gavel_fifo", "baseline", gavel_fifo, description="FIFO on the fastest idle GPUs, gang"),
     Method("srtf", "baseline", srtf, params=SrtfParams(),
            description="shortest remaining time, preempt at rounds"),
@@ -171,7 +184,8 @@ SPEC = Family(
     workloads=_workloads,
     methods=METHODS,
     default_method="hare",
-    compare=CompareSpec(methods=("hare", "hare_eft", "gavel_fifo", "srtf", "sched_homo", "sched_allox"),
+    compare=CompareSpec(methods=("hare", "hare_est", "hare_est_index", "hare_eft", "gavel_fifo",
+                                 "srtf", "sched_homo", "sched_allox"),
                         title='Hare vs baselines at paper scale (Figs. 12/15: 200 jobs, 160 GPUs)',
                         ylabel="total weighted completion time / Hare's"),
 )

@@ -62,9 +62,10 @@ class HareParams(Params):
 
     The registered methods: ``hare`` = ``HareParams()``, ``hare_subsets`` =
     ``HareParams(relaxation="subsets")``, ``hare_eft`` =
-    ``HareParams(gpu_choice="earliest_finish", tie="index")``. ``HareParams(gpu_choice=
-    "earliest_start")`` is the earliest-start reading of line 12 (argmin max(t_i, φ_m), ties to the
-    fastest GPU).
+    ``HareParams(gpu_choice="earliest_finish", tie="index")``, ``hare_est`` =
+    ``HareParams(gpu_choice="earliest_start")`` (the earliest-start reading of line 12 in Theorem
+    4's proof, argmin max(t_i, φ_m), ties to the fastest GPU) and ``hare_est_index`` =
+    ``HareParams(gpu_choice="earliest_start", tie="index")``.
     """
 
     relaxation: Relaxation = param(
