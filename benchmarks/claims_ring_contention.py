@@ -1,0 +1,202 @@
+"""Headline claims of the SJF-BCO paper (Yu, Ji, Rajan, Liu, MobiHoc'22) measured under every
+registered reading (issue 11); writes benchmarks/claims/ring_contention.json for the README claims
+table.
+
+Readings (docs/readings.md): ``sjf_bco`` (Alg. 1 pseudo-code: right <- theta - 1 only when the
+makespan improves) and ``sjf_bco_proof`` (Lemma 2's proof: theta decreases while feasible); the
+baselines FF / LS / RAND in SJF order (``first_fit``, ``list_scheduling``, ``random``) and in
+instance (arrival) order (``*_arrival``). The open reading "extra time <= 15% realised, not a
+worst-case cap" is not implemented, so no Fig. 4 verdict is labelled "refuted".
+
+Claims and what is measured (seeds fixed; about 2 min on a free core):
+
+1. Lemma 2 (theta~_u = W^_max): per SJF-BCO reading, on the shipped
+   tests/data/ring_contention/lemma3_counterexample.json and tiny seeds 0..N-1.
+2. Lemma 3 (T^total <= n_g W^_max): same instances.
+3. Lemma 4 (theta~_u <= Phi (u/l) theta*_u): lemma4_counterexample.json and tiny seeds.
+4. Theorem 5 (SJF-BCO / OPT <= n_g Phi u/l): tiny seeds, OPT by ``exact`` (proven optimal only).
+5. Fig. 4 (SJF-BCO has the lowest makespan and average JCT of FF, LS, RAND): paper preset
+   (20 servers, T = 1200), seeds 0..P-1, every SJF-BCO reading vs every baseline reading (RAND: the
+   mean over 5 RNG seeds).
+
+Usage:  python benchmarks/claims_ring_contention.py [--tiny 15] [--paper 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from optsched.io import load_instance
+from optsched.models import ring_contention as rm
+from optsched.registry import solve
+from optsched.solvers import ring_contention as rc
+from optsched.solvers.highs import solve_model
+from optsched.workloads.ring_contention import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "claims" / "ring_contention.json"
+PAPER = "Yu, Ji, Rajan, Liu: SJF-BCO (MobiHoc 2022), ring_contention"
+READINGS = {"sjf_bco": rc.SjfBcoParams(), "sjf_bco_proof": rc.SJF_BCO_PROOF}
+BASELINES = ("first_fit", "list_scheduling", "random", "first_fit_arrival",
+             "list_scheduling_arrival", "random_arrival")
+L3 = ROOT / "tests/data/ring_contention/lemma3_counterexample.json"
+L4 = ROOT / "tests/data/ring_contention/lemma4_counterexample.json"
+TOL = 1e-6
+
+
+def label(holds: list[bool]) -> str:
+    if all(holds):
+        return "reproduced"
+    return "reading-dependent" if any(holds) else "refuted under every reading"
+
+
+def lemma_row(inst, params: rc.SjfBcoParams, theta_star: float | None = None) -> dict:
+    """theta~, W^_max, makespan, n_g, Phi, u, l (and Lemma 4's sides) of one SJF-BCO reading."""
+    s = rc.sjf_bco_search(inst, params)
+    c = rc.constants(inst)
+    row = {"theta": s.theta, "w_max": float(s.state.U.max()), "makespan": s.makespan, **c}
+    if theta_star is not None:
+        row["l4_rhs"] = c["Phi"] * c["u"] / c["l"] * theta_star
+    return row
+
+
+def theta_star_of(inst) -> float:
+    return solve_model(rm.build_budget(inst, durations="estimate",
+                                       rho_hat=rc.rho_hat(inst))).objective
+
+
+def lemmas(tiny: list) -> list[dict]:
+    l3, l4 = load_instance(L3), load_instance(L4)
+    ts = {id(i): theta_star_of(i) for i in [l3, l4, *tiny]}
+    out = []
+    per: dict[str, dict] = {name: {} for name in READINGS}
+    for name, p in READINGS.items():
+        rows = [lemma_row(i, p, ts[id(i)]) for i in tiny]
+        a, b = lemma_row(l3, p, ts[id(l3)]), lemma_row(l4, p, ts[id(l4)])
+        per[name] = {"tiny": rows, "l3": a, "l4": b}
+    n = len(tiny)
+    # Lemma 2
+    readings, holds = {}, []
+    for name, d in per.items():
+        # theta is searched on the integers (lines 4-6, 21, 23): "equal" means theta~ = ceil(W^_max)
+        bad = sum(r["theta"] - r["w_max"] >= 1 - TOL for r in d["tiny"])
+        a = d["l3"]
+        readings[name] = (f"shipped instance theta~ {a['theta']} vs W^_max {a['w_max']:.3f}; "
+                          f"theta~ >= W^_max + 1 on {bad}/{n} tiny")
+        holds.append(bad == 0 and a["theta"] - a["w_max"] < 1 - TOL)
+    out.append({"paper": PAPER, "claim": "Lemma 2: Alg. 1's returned budget theta~_u equals W^_max "
+                "(the bisection decreases theta until it is tight)", "verdict": label(holds),
+                "readings": readings,
+                "detail": "errata R1; instance tests/data/ring_contention/lemma3_counterexample.json. "
+                          "theta is an integer and U continuous, so 'equal' is read as "
+                          "theta~ = ceil(W^_max) (tight on the search grid). The pseudo-code "
+                          "returns the first midpoint (T/2); Lemma 2's proof reading is tight."})
+    # Lemma 3
+    readings, holds = {}, []
+    for name, d in per.items():
+        bad = sum(r["makespan"] > r["n_g"] * r["w_max"] + TOL for r in d["tiny"])
+        a = d["l3"]
+        ok = a["makespan"] <= a["n_g"] * a["w_max"] + TOL
+        readings[name] = (f"shipped instance makespan {a['makespan']} vs n_g W^_max "
+                          f"{a['n_g'] * a['w_max']:.3f}; violated on {bad}/{n} tiny")
+        holds.append(ok and bad == 0)
+    out.append({"paper": PAPER, "claim": "Lemma 3: T^total <= n_g W^_max", "verdict": label(holds),
+                "readings": readings,
+                "detail": "errata R2; counterexample tests/data/ring_contention/lemma3_counterexample.json "
+                          "(regression test test_lemma2_and_lemma3_counterexample). Actual floor-speed "
+                          "durations exceed the estimates rho_hat (factor u/l missing)."})
+    # Lemma 4
+    readings, holds = {}, []
+    for name, d in per.items():
+        bad = sum(r["theta"] > r["l4_rhs"] + TOL for r in d["tiny"])
+        a = d["l4"]
+        ok = a["theta"] <= a["l4_rhs"] + TOL
+        readings[name] = (f"shipped instance theta~ {a['theta']} vs Phi(u/l)theta* "
+                          f"{a['l4_rhs']:.2f}; violated on {bad}/{n} tiny")
+        holds.append(ok and bad == 0)
+    out.append({"paper": PAPER, "claim": "Lemma 4: theta~_u <= Phi (u/l) theta*_u",
+                "verdict": label(holds), "readings": readings,
+                "detail": "errata R3; instance tests/data/ring_contention/lemma4_counterexample.json. "
+                          "Violations come from the pseudo-code's bisection stopping at the first "
+                          "midpoint; under Lemma 2's proof reading theta~ is the least feasible "
+                          "budget met."})
+    return out
+
+
+def theorem5(tiny: list) -> dict:
+    readings, holds = {}, []
+    opts = []
+    for inst in tiny:
+        r = solve(inst, "exact", time_limit=60)
+        opts.append(r.objective if r.status.value == "optimal" else None)
+    proven = [(i, o) for i, o in zip(tiny, opts) if o is not None]
+    for name in READINGS:
+        ratios, bounds = [], []
+        for inst, o in proven:
+            ratios.append(solve(inst, name).objective / o)
+            c = rc.constants(inst)
+            bounds.append(c["n_g"] * c["Phi"] * c["u"] / c["l"])
+        viol = sum(x > b + TOL for x, b in zip(ratios, bounds))
+        readings[name] = (f"ALG/OPT mean {statistics.mean(ratios):.3f} max {max(ratios):.3f} over "
+                          f"{len(ratios)} proven tiny; bound min {min(bounds):.2f}; violated {viol}")
+        holds.append(viol == 0)
+    return {"paper": PAPER, "claim": "Theorem 5: SJF-BCO is an n_g Phi u/l-approximation of the "
+            "makespan", "verdict": label(holds), "readings": readings,
+            "detail": "errata R4: never violated although Lemmas 2-4 (the proof) fail; the bound is "
+                      "loose (>= 1.28 on tiny, >= 11 on small)."}
+
+
+def fig4(seeds: int) -> dict:
+    mk: dict[str, list[float]] = {}
+    jct: dict[str, list[float]] = {}
+    for seed in range(seeds):
+        inst = generate("paper", seed)
+        for name in (*READINGS, *BASELINES):
+            rngs = range(5) if name.startswith("random") else [0]
+            rs = [solve(inst, name, seed=k) for k in rngs]
+            mk.setdefault(name, []).append(statistics.mean(r.objective for r in rs))
+            jct.setdefault(name, []).append(statistics.mean(r.info["avg_jct"] for r in rs))
+    readings, holds = {}, []
+    for name in READINGS:
+        for order, group in (("sjf", BASELINES[:3]), ("arrival", BASELINES[3:])):
+            wins = all(mk[name][s] < mk[b][s] for s in range(seeds) for b in group)
+            jwins = all(jct[name][s] < jct[b][s] for s in range(seeds) for b in group)
+            holds.append(wins and jwins)
+            rel = ", ".join(f"{b} {statistics.mean(mk[b][s] / mk[name][s] for s in range(seeds)):.3f}x"
+                            for b in group)
+            readings[f"{name} vs {order}-order baselines"] = (
+                f"makespan {'/'.join(f'{x:.0f}' for x in mk[name])}; baselines/ALG: {rel}; "
+                f"strict win makespan {wins}, avg JCT {jwins}")
+    return {"paper": PAPER, "claim": "Fig. 4: SJF-BCO has the lowest makespan and average JCT of "
+            "SJF-BCO, FF, LS, RAND (20 servers, T = 1200)", "verdict": label(holds),
+            "readings": readings,
+            "detail": f"paper preset seeds 0-{seeds - 1} (RAND: mean of 5 RNG seeds). Baselines in "
+                      "SJF order tie SJF-BCO (FF, LS) or lose by a few % (RAND); in instance order "
+                      "they are ~17-21% worse. Open reading not implemented: '15% extra time' as a "
+                      "realised share (not a worst-case cap) would make contention matter; errata "
+                      "R6 sensitivity (cap 0.5) puts SJF-BCO between FF and LS."}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tiny", type=int, default=15, help="tiny seeds 0..N-1 (default 15)")
+    ap.add_argument("--paper", type=int, default=2, help="paper-scale seeds 0..P-1 (default 2)")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    tiny = [generate("tiny", s) for s in range(args.tiny)]
+    claims = [*lemmas(tiny), theorem5(tiny), fig4(args.paper)]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(claims, indent=1) + "\n")
+    for c in claims:
+        print(f"[{c['verdict']}] {c['claim']}")
+        for k, v in c["readings"].items():
+            print(f"    {k}: {v}")
+    print(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
