@@ -52,7 +52,7 @@ class Reader:
         reader = cls(data, what, ("family", "format_version", *required), optional)
         if data["family"] != family:
             fail(f"{what}.family", f"expected '{family}', got {data['family']!r}")
-        if data["format_version"] != version:
+        if isinstance(data["format_version"], bool) or data["format_version"] != version:
             fail(f"{what}.format_version", f"expected {version}, got {data['format_version']!r}")
         return reader
 
