@@ -149,7 +149,7 @@ def _check_agreement(rows: list[dict], family: str, size: int, log) -> None:
     """Flag instances where both engines proved different optima."""
     proven: dict[int, dict[str, float]] = {}
     for r in rows:
-        if r["family"] == family and r["size"] == size and r["proven"]:
+        if r["family"] == family and r["size"] == size and _true(r["proven"]):
             proven.setdefault(r["seed"], {})[r["engine"]] = float(r["objective"])
     for seed, objs in proven.items():
         if len(objs) == 2 and not tolerance.close(objs["milp"], objs["cp"]):
@@ -181,14 +181,15 @@ def summarise(rows: list[dict], family: str, engines: list[str], seeds: int,
             if not er:
                 cells += ["-", "-"]
                 continue
-            n_proven = sum(bool(r["proven"]) for r in er)
+            n_proven = sum(_true(r["proven"]) for r in er)
             ran = [r for r in er if r["status"] != "skipped"]
-            cells.append(f"{n_proven}/{len(er)}")
+            skipped = len(er) - len(ran)
+            cells.append(f"{n_proven}/{len(ran)}" + (f" ({skipped} not run)" if skipped else ""))
             if n_proven == len(er):
                 medians[e] = statistics.median(float(r["runtime_s"]) for r in er)
                 cells.append(f"{medians[e]:.2f}")
             else:  # unproven and skipped instances count at the time limit
-                times = [float(r["runtime_s"]) if r["proven"] else time_limit for r in er]
+                times = [float(r["runtime_s"]) if _true(r["proven"]) else time_limit for r in er]
                 cells.append(f">= {statistics.median(times):.1f}" if ran else "-")
         if len(engines) == 2:
             ratio = (medians["milp"] / max(medians["cp"], 1e-3)
@@ -198,12 +199,17 @@ def summarise(rows: list[dict], family: str, engines: list[str], seeds: int,
     return "\n".join(lines)
 
 
+def _true(value: Any) -> bool:
+    """A CSV or in-memory ``proven`` value as a bool."""
+    return value is True or value == "True"
+
+
 def reach(rows: list[dict], family: str, engine: str) -> int | None:
     """Largest size of the ladder up to which every instance was proven (None: not even the first)."""
     best = None
     for size in sorted({r["size"] for r in rows if r["family"] == family}):
         er = [r for r in rows if r["family"] == family and r["size"] == size and r["engine"] == engine]
-        if not er or not all(r["proven"] for r in er):
+        if not er or not all(_true(r["proven"]) for r in er):
             break
         best = size
     return best
@@ -221,7 +227,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="seconds per family after which its ladder starts no new solve")
     ap.add_argument("--sizes", type=int, nargs="+", help="override every family's ladder")
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/exact_reach.csv"))
+    ap.add_argument("--from-csv", type=Path, nargs="+",
+                    help="print the tables of earlier runs' CSVs (nothing is solved)")
     args = ap.parse_args(argv)
+    if args.from_csv:
+        return report_csv(args.from_csv, args.time_limit)
     families = args.family or list(LADDERS)
     engines = [e for e in ENGINES if e in (args.engine or ENGINES)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -258,6 +268,32 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# Exact reach ({args.seeds} instances per size, {args.time_limit:g} s limit, "
           f"threads = 1; wall {wall / 60:.1f} min; load average {load0[0]:.1f} at start, "
           f"{load1[0]:.1f} at end, {os.cpu_count()} cores)\n")
+    _print_tables(rows, families, engines, args.seeds, args.time_limit)
+    bad = [r for r in rows if r["note"].startswith("DISAGREEMENT")]
+    if bad:
+        print(f"\n{len(bad)} rows with DISAGREEING optima (see the CSV)")
+    print(f"\nCSV: {args.out}")
+    return 1 if bad else 0
+
+
+def report_csv(paths: list[Path], time_limit: float) -> int:
+    """The summary and per-family tables of the rows in ``paths``."""
+    rows: list[dict] = []
+    for path in paths:
+        with path.open() as fh:
+            for r in csv.DictReader(fh):
+                r["size"], r["seed"] = int(r["size"]), int(r["seed"])
+                r["instance_size"] = int(r["instance_size"])
+                rows.append(r)
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    engines = [e for e in ENGINES if any(r["engine"] == e for r in rows)]
+    seeds = max(r["seed"] for r in rows) + 1
+    _print_tables(rows, families, engines, seeds, time_limit)
+    return 0
+
+
+def _print_tables(rows: list[dict], families: list[str], engines: list[str], seeds: int,
+                  time_limit: float) -> None:
     name = {"milp": "MILP (exact)", "cp": "CP-SAT (exact_cp)"}
     print("| family | " + " | ".join(f"{name[e]}: all proven up to" for e in engines) + " |")
     print("|---|" + "---|" * len(engines))
@@ -268,13 +304,8 @@ def main(argv: list[str] | None = None) -> int:
             cells.append("none" if r is None else f"{r} {LADDERS[family].unit}")
         print(f"| {family} | " + " | ".join(cells) + " |")
     for family in families:
-        print(f"\n## {family}\n")
-        print(summarise(rows, family, engines, args.seeds, args.time_limit))
-    bad = [r for r in rows if r["note"].startswith("DISAGREEMENT")]
-    if bad:
-        print(f"\n{len(bad)} rows with DISAGREEING optima (see the CSV)")
-    print(f"\nCSV: {args.out}")
-    return 1 if bad else 0
+        print(f"\n### {family}\n")
+        print(summarise(rows, family, engines, seeds, time_limit))
 
 
 if __name__ == "__main__":
