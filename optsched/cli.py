@@ -149,6 +149,26 @@ def cmd_compare(args) -> None:
     print(table)
 
 
+def cmd_worst(args) -> None:
+    from optsched.experiments.worst import format_result, run_worst
+
+    overrides = {}
+    for item in args.override or ():
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise OptschedError(f"--override {item}: expected KEY=VALUE")
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = text
+        overrides[key] = tuple(value) if isinstance(value, list) else value
+    res = run_worst(args.family, args.method, args.against, size=args.size, budget=args.budget,
+                    time_limit=args.time_limit, seed=args.seed, preset=args.preset,
+                    overrides=overrides, workers=args.workers, scheduler=args.scheduler,
+                    out=args.out, strategy=args.strategy)
+    print(format_result(res, args.out))
+
+
 # --------------------------------------------------------------------------- output files
 
 
@@ -394,6 +414,40 @@ def _parser() -> argparse.ArgumentParser:
                    help="write compare.csv and compare.png to DIR, created if missing "
                         "(default: print only)")
     s.set_defaults(run=cmd_compare)
+
+    s = sub.add_parser("worst", help="search for the instance on which a method is worst",
+                       description="Search valid instances of bounded size for the largest "
+                       "objective(M)/objective(reference): mutation-based (1+lambda) evolution "
+                       "with restarts, then delta-debugging shrinking. Only proven optima count; "
+                       "every schedule is verified. With --out the run is resumable.")
+    _family_arg(s)
+    s.add_argument("--method", required=True, metavar="M", help="the algorithm or baseline")
+    s.add_argument("--against", default="exact", metavar="R",
+                   help="exact (the proven optimum) or another method (default: %(default)s)")
+    s.add_argument("--size", type=_positive_int, default=None, metavar="N",
+                   help="bound on the family's size (jobs; tasks for hetero_gpu) (default: the "
+                        "largest the generator gives for the preset)")
+    s.add_argument("--budget", type=_positive, default=60.0, metavar="S",
+                   help="wall-clock seconds of the run (default: %(default)s)")
+    s.add_argument("--time-limit", type=_positive, default=10.0, metavar="S",
+                   help="seconds per solve; an unproven optimum is never counted "
+                        "(default: %(default)s)")
+    s.add_argument("--seed", type=_nonnegative_int, default=0, metavar="N",
+                   help="seed of the search (default: %(default)s)")
+    s.add_argument("--preset", default="tiny", metavar="P",
+                   help="generator preset of the starting instances (default: %(default)s)")
+    s.add_argument("--override", action="append", metavar="KEY=VALUE",
+                   help="generator override, VALUE in JSON, repeatable (e.g. n_gpus=[1,1])")
+    s.add_argument("--strategy", choices=("search", "random"), default="search",
+                   help="search, or the random-sampling baseline (default: %(default)s)")
+    s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
+                   help="local processes (default: %(default)s)")
+    s.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="a Dask distributed scheduler instead of local processes")
+    s.add_argument("--out", default=None, metavar="DIR",
+                   help="write worst.json, the two schedules, result.json and results.jsonl "
+                        "(resumable) to DIR")
+    s.set_defaults(run=cmd_worst)
     return p
 
 
