@@ -29,6 +29,10 @@ ULPS = 1
 MAX_SCALED = 2**53
 
 INSTALL_HINT = "exact_cp needs the optional extra: pip install 'optsched[cp]'"
+#: Largest model (a family's count of its main variables, estimated before anything is built)
+#: that ``exact_cp`` builds; beyond it the method returns ``unknown`` at once (paper-scale
+#: instances are far beyond exact reach, and building them would overrun any deadline).
+MAX_MODEL_SIZE = 200_000
 
 
 def cp_model():
@@ -124,6 +128,31 @@ def unknown(reason: str, **info: Any) -> Outcome:
     return Outcome(None, SolveStatus.UNKNOWN, None,
                    {"solver": "cp-sat", "solver_version": ortools_version(), "reason": reason,
                     **info})
+
+
+class DeadlineReached(Exception):
+    """The deadline expired while the model was being built."""
+
+
+def check(deadline: Deadline) -> None:
+    """Raise :class:`DeadlineReached` once ``deadline`` has expired (called while building)."""
+    if deadline.expired():
+        raise DeadlineReached
+
+
+def too_large(size: int, what: str) -> Outcome | None:
+    """``unknown`` with a reason when the estimated model ``size`` exceeds :data:`MAX_MODEL_SIZE`."""
+    if size > MAX_MODEL_SIZE:
+        return unknown(f"model too large for exact_cp: {size} {what} > {MAX_MODEL_SIZE}")
+    return None
+
+
+def stopped(fallback: Any = None, **info: Any) -> Outcome:
+    """The deadline expired before CP-SAT ran: ``time_limit`` with the heuristic schedule that
+    bounds the model (``fallback``, feasible), or none."""
+    return Outcome(fallback, SolveStatus.TIME_LIMIT, None,
+                   {"solver": "cp-sat", "solver_version": ortools_version(),
+                    "reason": "deadline reached while building the CP model", **info})
 
 
 def make_solver(deadline: Deadline, seed: int):

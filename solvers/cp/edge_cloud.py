@@ -44,8 +44,22 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     """Optimal schedule of problem (2) by CP-SAT (one worker, ``random_seed = seed``).
 
     Returns ``optimal`` only when CP-SAT proves it, ``time_limit`` with the incumbent when the
-    deadline stops the search.
+    deadline stops the search (with the serial schedule when it expires before the search starts),
+    ``unknown`` when the model would exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
     """
+    S = instance.n_servers
+    big = cc.too_large(sum(S * S + job.chunks for job in instance.jobs),
+                       "job x (server^2 + worker count) options")
+    if big is not None:
+        return big
+    keep: dict = {}
+    try:
+        return _solve(instance, deadline, seed, keep)
+    except cc.DeadlineReached:
+        return cc.stopped(keep.get("fallback"))
+
+
+def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:
     cp = cc.cp_model()
     inst = instance
     S = inst.n_servers
@@ -53,6 +67,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     R1 = [job.required(1) for job in jobs]
     R0 = [job.required(0) for job in jobs]
     hint, ub = _serial_schedule(inst, R0, R1)
+    keep["fallback"] = Schedule.single(hint)
     lb = [_least_flow(inst, j, R1[j]) for j in range(len(jobs))]
     c_max = [jobs[j].arrival + ub - (sum(lb) - lb[j]) for j in range(len(jobs))]
 
@@ -63,6 +78,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     used: dict[int, dict[int, Any]] = {}  # used[j][s] <=> n[j][s] >= 1
     count: dict[int, dict[int, Any]] = {}  # count[j][N] <=> N_j == N
     for j, job in enumerate(jobs):
+        cc.check(deadline)
         u, v = job.worker_type, job.ps_type
         ready = [job.arrival + job.delay[s] for s in range(S)]
         wcap = {s: min(inst.workers[s][u], job.chunks) for s in range(S) if inst.workers[s][u]}

@@ -47,7 +47,28 @@ from optsched.solvers.cp import _common as cc
 
 
 def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
-    """Minimum ``sum_j w_j c_j`` schedule by CP-SAT (one worker, ``random_seed = seed``)."""
+    """Minimum ``sum_j w_j c_j`` schedule by CP-SAT (one worker, ``random_seed = seed``).
+
+    ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the deadline
+    stops the search (with the serial schedule when it expires before the search starts);
+    ``unknown`` (``info["reason"]``) when the data have no exact integer scaling or the model would
+    exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
+    """
+    inst = instance
+    M, H = len(inst.worker_types), inst.n_servers
+    P = max(1, len(inst.ps_types))
+    big = cc.too_large(sum(M * P * (2 * job.chunks + H * H) + H * (M + P) * (job.chunks + 1)
+                           for job in inst.jobs), "configuration and placement variables")
+    if big is not None:
+        return big
+    keep: dict = {}
+    try:
+        return _solve(instance, deadline, seed, keep)
+    except cc.DeadlineReached:
+        return cc.stopped(keep.get("fallback"))
+
+
+def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:
     cp = cc.cp_model()
     inst = instance
     J, H, R = len(inst.jobs), inst.n_servers, inst.n_res
@@ -70,6 +91,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     if serial is None:
         return cc.unknown("no serial one-worker schedule fits the servers (horizon unbounded)")
     plans, ub = serial
+    keep["fallback"] = Schedule(tuple(plans))
     ub_w = sum(W[j] * plans[j].completion for j in range(J))
     lbc = [inst.jobs[j].arrival + min(c[4] for c in configs[j]) for j in range(J)]
     total_lb = sum(W[j] * lbc[j] for j in range(J))
@@ -78,6 +100,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     model = cp.CpModel()
     start, dur, pick, y, s, intervals = {}, {}, {}, {}, {}, {}
     for j, job in enumerate(inst.jobs):
+        cc.check(deadline)
         a, hi = job.arrival, max(job.arrival + 1, c_ub[j])
         start[j] = model.new_int_var(a, hi - 1, f"t_{j}")
         dur[j] = model.new_int_var(1, hi - a, f"d_{j}")

@@ -46,9 +46,22 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     """Optimal Hare_Sched schedule by CP-SAT (one worker, ``random_seed = seed``).
 
     Returns ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the
-    deadline stops the search; ``unknown`` (``info["reason"]``) when the data have no exact integer
-    scaling. ``lower_bound`` and ``model_objective`` are in the instance's units.
+    deadline stops the search (with the list schedule when it expires before the search starts);
+    ``unknown`` (``info["reason"]``) when the data have no exact integer scaling or the model would
+    exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE` optional intervals.
+    ``lower_bound`` and ``model_objective`` are in the instance's units.
     """
+    big = cc.too_large(len(instance.tasks) * instance.n_gpus, "task x GPU intervals")
+    if big is not None:
+        return big
+    keep: dict = {}
+    try:
+        return _solve(instance, deadline, seed, keep)
+    except cc.DeadlineReached:
+        return cc.stopped(keep.get("fallback"))
+
+
+def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:
     cp = cc.cp_model()
     inst = instance
     jobs = inst.jobs
@@ -69,6 +82,8 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     W = [cc.scaled(wf[f"jobs[{n}].weight"], Dw) for n in range(len(jobs))]
 
     hint, ub = _list_schedule(inst, A, TC, TS, W)
+    keep["fallback"] = Schedule(tuple(TaskRun(n, r, k, m, s / D)
+                                      for (n, r, k), (m, s) in sorted(hint.items())))
     try:
         cc.check_magnitude(ub, "objective upper bound")
     except cc.NotIntegral as exc:
@@ -82,6 +97,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     start, finish, on = {}, {}, {}
     per_gpu: list[list] = [[] for _ in range(M)]
     for (n, r, k) in inst.tasks:
+        cc.check(deadline)
         R = jobs[n].rounds
         lo = A[n] + r * minp[n]
         hi = c_ub[n] - (R - r) * minp[n]
@@ -113,7 +129,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
         c = model.new_int_var(lbc[n], max(lbc[n], c_ub[n]), f"C_{n}")
         model.add_max_equality(c, [finish[n, R - 1, k] for k in range(K)])  # (6)
         completion.append(c)
-    _break_gpu_symmetry(model, inst, on, TC, TS)
+    _break_gpu_symmetry(model, inst, on, TC, TS, deadline)
     model.minimize(sum(W[n] * completion[n] for n in range(len(jobs))))
 
     for key, (m, s) in hint.items():
@@ -134,7 +150,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     return cc.finish(solver, status, has_solution, info, D * Dw, extract)
 
 
-def _break_gpu_symmetry(model, inst: Instance, on: dict, TC, TS) -> None:
+def _break_gpu_symmetry(model, inst: Instance, on: dict, TC, TS, deadline: Deadline) -> None:
     """GPUs with identical columns: GPU ``m'`` may run task ``i`` only if the previous GPU ``m`` of
     its class runs some task before ``i`` (in ``Instance.tasks`` order)."""
     M = inst.n_gpus
@@ -147,6 +163,8 @@ def _break_gpu_symmetry(model, inst: Instance, on: dict, TC, TS) -> None:
         for m, m2 in zip(gpus, gpus[1:]):
             used_before = None  # "some task before i runs on m"
             for i, key in enumerate(tasks):
+                if i % 64 == 0:
+                    cc.check(deadline)
                 if used_before is None:
                     model.add(on[(*key, m2)] == 0)
                 else:

@@ -61,11 +61,36 @@ def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
 def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
     """Minimum-makespan schedule of RAR-DDLS by CP-SAT (one worker, ``random_seed = seed``).
 
-    ``optimal`` only when CP-SAT proves it; ``infeasible`` when no schedule ends by the horizon.
+    ``optimal`` only when CP-SAT proves it; ``infeasible`` when no schedule ends by the horizon;
+    ``time_limit`` with the list schedule when the deadline expires before the search starts;
+    ``unknown`` when the model would exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
     """
+    inst = instance
+    n_place = [count_placements(inst, j) for j in range(len(inst.jobs))]
+    big = cc.too_large(sum(n_place) + len(inst.jobs) * inst.horizon * (inst.n_servers + 4),
+                       "placements + job x slot variables")
+    if big is not None:
+        return big
+    keep: dict = {}
+    try:
+        return _solve(instance, deadline, seed, keep)
+    except cc.DeadlineReached:
+        return cc.stopped(keep.get("fallback"))
+
+
+def count_placements(inst: Instance, j: int) -> int:
+    """The number of placement vectors of job ``j`` (counted, not enumerated)."""
+    ways = [1] + [0] * inst.jobs[j].gpus  # ways[g]: vectors over the servers so far summing to g
+    for cap in inst.servers:
+        ways = [sum(ways[g - y] for y in range(min(cap, g) + 1)) for g in range(len(ways))]
+    return ways[-1]
+
+
+def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:
     cp = cc.cp_model()
     inst = instance
-    hint = _list_schedule(inst)
+    hint = _list_schedule(inst, deadline)
+    keep["fallback"] = None if hint is None else hint[0]
     T = inst.horizon if hint is None else hint[1]  # no optimum ends after a feasible makespan
     S = inst.n_servers
     J = len(inst.jobs)
@@ -78,6 +103,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     split: dict[tuple[int, int], Any] = {}  # split[j, s]: j is split and uses server s
     intervals = []
     for j, job in enumerate(inst.jobs):
+        cc.check(deadline)
         q[j] = [model.new_bool_var(f"q_{j}_{k}") for k in range(len(options[j]))]
         model.add_exactly_one(q[j])
         start[j] = model.new_int_var(0, T - 1, f"a_{j}")
@@ -117,6 +143,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     levels = range(2, pmax + 1)
     ge: dict[tuple[int, int, int], Any] = {}
     for s in range(S):
+        cc.check(deadline)
         members = [j for j in range(J) if (j, s) in split]
         if len(members) < 2:
             continue
@@ -135,6 +162,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
                     model.add_implication(b, ge[s, t, c - 1])
     # (8): a split job runs at phi(j, n, c) or slower when one of its servers holds >= c split jobs
     for j in range(J):
+        cc.check(deadline)
         for k, pi in enumerate(options[j]):
             n = sum(1 for y in pi if y)
             if n < 2:
@@ -187,7 +215,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     return cc.finish(solver, status, has_solution, info, 1, extract)
 
 
-def _list_schedule(inst: Instance) -> tuple[Schedule, int] | None:
+def _list_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, int] | None:
     """A feasible schedule without contention, and its makespan as ``verify`` computes it (None when
     it does not end by the horizon).
 
@@ -221,6 +249,7 @@ def _list_schedule(inst: Instance) -> tuple[Schedule, int] | None:
         cands[j] = opts
     order = sorted(range(len(inst.jobs)), key=lambda j: -min(duration(j, pi) for pi in cands[j]))
     for j in order:
+        cc.check(deadline)
         best = None
         for pi in cands[j]:
             d = duration(j, pi)
@@ -249,4 +278,4 @@ def _list_schedule(inst: Instance) -> tuple[Schedule, int] | None:
         return None
 
 
-__all__ = ["exact_cp", "placements"]
+__all__ = ["count_placements", "exact_cp", "placements"]

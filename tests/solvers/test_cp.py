@@ -186,6 +186,29 @@ def test_short_deadline_is_a_status(family):
         assert optsched.verify(inst, out.schedule) >= (out.lower_bound or 0) - 1e-6
 
 
+@pytest.mark.parametrize("family", FAMILIES)
+def test_deadline_while_building_returns_the_heuristic(family):
+    """A deadline that expires while the model is built: ``time_limit`` with the (feasible) schedule
+    that bounded the model, or none; never an exception."""
+    inst = optsched.generate(family, "small", 1)
+    out = EXACT_CP[family](inst, deadline=Deadline(0.0), seed=0)  # expired from the start
+    assert out.status is SolveStatus.TIME_LIMIT and "deadline" in out.info["reason"]
+    if out.schedule is not None:
+        optsched.verify(inst, out.schedule)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_paper_scale_is_refused_at_once(family):
+    """Paper-scale models exceed MAX_MODEL_SIZE: ``unknown`` with a reason, without building."""
+    import time
+
+    inst = optsched.generate(family, "paper", 0)
+    start = time.perf_counter()
+    out = EXACT_CP[family](inst, deadline=Deadline.after(2.0), seed=0)
+    assert time.perf_counter() - start < 1.0
+    assert out.status is SolveStatus.UNKNOWN and "too large" in out.info["reason"]
+
+
 def test_unknown_family():
     with pytest.raises(KeyError, match="no CP-SAT model"):
         cp_method("no_such_family")
