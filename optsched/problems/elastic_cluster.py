@@ -40,11 +40,63 @@ from typing import Any, Sequence
 import numpy as np
 
 from optsched import tolerance
-from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible, readonly
+from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.problems import fields
+from optsched.problems.fields import Reader, fail, infeasible, readonly
+
+
+def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    """:func:`~optsched.problems.fields.as_float` within the limits: 0 or MIN_POSITIVE..MAX_VALUE
+    in magnitude (an integer literal beyond the float range is named, not an OverflowError).
+
+    >>> as_float(1e300, "instance.jobs[0].weight")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.jobs[0].weight: must be <= 1e+09 (MAX_VALUE), got 1e+300
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {_short(value)}")
+    x = fields.as_float(value, where, min=min, positive=positive)
+    if abs(x) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
+    if x != 0 and abs(x) < MIN_POSITIVE:
+        fail(where, f"must be 0 or >= {MIN_POSITIVE:g} (MIN_POSITIVE), got {x:g}")
+    return x
+
+
+def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None) -> int:
+    """:func:`~optsched.problems.fields.as_int` (bool is not an int; numpy integers are), with
+    huge literals named briefly."""
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and max is not None and value > max:
+        fail(where, f"must be <= {max}, got {_short(value)}")
+    return fields.as_int(value, where, min=min, max=max)
+
+
+def _short(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:6]}...({len(text)} digits)"
 
 FAMILY = "elastic_cluster"
 FORMAT_VERSION = 1
 ARCHITECTURES = ("ps", "allreduce")
+
+#: Resource limits (issue 15), checked on construction with a message naming the field and the
+#: limit; each is far above the paper preset (150 servers, R = 3, 8 worker and 10 PS types,
+#: 100 jobs, D_j <= 50, W_j <= 250,000, T = 150, values <= 5e4, one-worker runs <= 1.3e4 slots).
+MAX_SERVERS = 10_000
+MAX_RESOURCES = 16
+MAX_TYPES = 100             #: worker types, and PS types
+MAX_JOBS = 10_000
+MAX_CHUNKS = 1_000          #: D_j, the most workers of a job (configurations scan 1..D_j)
+MAX_WORK = 10**9            #: W_j = E_j D_j K_j mini-batches (so E_j, K_j <= 1e9 too)
+MAX_HORIZON = 10**6         #: arrivals a_j and T, in slots
+MAX_VALUE = 1e9             #: every real number (weights, demands, capacities, bandwidths, times)
+MIN_POSITIVE = 1e-9         #: every nonzero real number is >= this (ratios stay finite)
+MAX_DURATION = 10**6        #: W_j x (slowest per-mini-batch time, one worker): no run is longer
+MAX_CONFIG_SCAN = 5_000_000  #: sum_j (worker types x PS types x 2 x D_j), the configuration scan
+MAX_SLOT = 10**12           #: a schedule's starts, durations and segment slots
 
 JOB_FIELDS = ("arrival", "weight", "epochs", "chunks", "batches", "compute", "update", "grad_size")
 TYPE_FIELDS = ("demand", "bandwidth")
@@ -96,18 +148,21 @@ class Job:
     def checked(self, where: str, n_workers: int, n_update: int) -> "Job":
         """This job with its values validated (messages name ``where``, e.g.
         ``instance.jobs[3].weight``) and normalised (ints, floats, tuples)."""
-        return Job(
-            arrival=as_int(self.arrival, f"{where}.arrival", min=1),
+        job = Job(
+            arrival=as_int(self.arrival, f"{where}.arrival", min=1, max=MAX_HORIZON),
             weight=as_float(self.weight, f"{where}.weight", positive=True),
-            epochs=as_int(self.epochs, f"{where}.epochs", min=1),
-            chunks=as_int(self.chunks, f"{where}.chunks", min=1),
-            batches=as_int(self.batches, f"{where}.batches", min=1),
+            epochs=as_int(self.epochs, f"{where}.epochs", min=1, max=MAX_WORK),
+            chunks=as_int(self.chunks, f"{where}.chunks", min=1, max=MAX_CHUNKS),
+            batches=as_int(self.batches, f"{where}.batches", min=1, max=MAX_WORK),
             compute=tuple(as_float(v, f"{where}.compute[{k}]", positive=True) for k, v in
                           enumerate(_seq(self.compute, f"{where}.compute", length=n_workers))),
             update=tuple(as_float(v, f"{where}.update[{k}]", min=0.0) for k, v in
                          enumerate(_seq(self.update, f"{where}.update", length=n_update))),
             grad_size=as_float(self.grad_size, f"{where}.grad_size", min=0.0),
         )
+        if job.work > MAX_WORK:
+            fail(f"{where}", f"W_j = epochs x chunks x batches = {job.work} > {MAX_WORK} (MAX_WORK)")
+        return job
 
 
 @dataclass(frozen=True)
@@ -148,7 +203,12 @@ class Instance:
             if not isinstance(name, str):
                 fail(f"{where}.resources[{k}]", f"must be a string, got {name!r}")
         n_res = len(resources)
+        if n_res > MAX_RESOURCES:
+            fail(f"{where}.resources", f"at most {MAX_RESOURCES} (MAX_RESOURCES), got {n_res}")
         servers = _seq(self.capacity, f"{where}.capacity", nonempty=True)
+        if len(servers) > MAX_SERVERS:
+            fail(f"{where}.capacity", f"at most {MAX_SERVERS} servers (MAX_SERVERS), "
+                                      f"got {len(servers)}")
         capacity = tuple(
             tuple(as_float(v, f"{where}.capacity[{i}][{k}]", min=0.0)
                   for k, v in enumerate(_seq(row, f"{where}.capacity[{i}]", length=n_res)))
@@ -158,15 +218,18 @@ class Instance:
         if arch == "allreduce" and ps:
             fail(f"{where}.ps_types", "must be empty for architecture 'allreduce'")
         n_update = len(ps) if arch == "ps" else 1
+        if len(_seq(self.jobs, f"{where}.jobs")) > MAX_JOBS:
+            fail(f"{where}.jobs", f"at most {MAX_JOBS} jobs (MAX_JOBS), got {len(self.jobs)}")
         jobs = tuple(_item(job, Job, f"{where}.jobs[{i}]").checked(f"{where}.jobs[{i}]",
                                                                     len(workers), n_update)
                      for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True)))
         _check_types(workers, "worker_types")
         values = dict(
             resources=tuple(resources), capacity=capacity, worker_types=workers, ps_types=ps,
-            jobs=jobs, horizon=as_int(self.horizon, f"{where}.horizon", min=1),
+            jobs=jobs, horizon=as_int(self.horizon, f"{where}.horizon", min=1, max=MAX_HORIZON),
             weight_ratio=as_float(self.weight_ratio, f"{where}.weight_ratio", positive=True),
             comm_factor=as_float(self.comm_factor, f"{where}.comm_factor", positive=True))
+        _check_sizes(values, n_update)
         if not isinstance(self.name, str):
             fail(f"{where}.name", f"must be a string, got {type(self.name).__name__}")
         for key, value in values.items():  # normalisation of the frozen fields
@@ -302,6 +365,7 @@ class Instance:
     def from_dict(cls, data: Any) -> "Instance":
         """Read the JSON document's fields (unknown or missing keys are errors) and call the
         constructor, which validates the values."""
+        _version_not_bool(data, "instance")
         r = Reader.top(data, FAMILY, FORMAT_VERSION,
                        ("architecture", "resources", "capacity", "worker_types", "ps_types", "jobs",
                         "horizon"), ("weight_ratio", "comm_factor", "name"))
@@ -339,6 +403,8 @@ def _item(value: Any, cls: type, where: str) -> Any:
 
 
 def _nodes(value: Any, where: str, n_res: int, nonempty: bool) -> tuple[NodeType, ...]:
+    if len(_seq(value, where)) > MAX_TYPES:
+        fail(where, f"at most {MAX_TYPES} types (MAX_TYPES), got {len(value)}")
     return tuple(_item(t, NodeType, f"{where}[{k}]").checked(f"{where}[{k}]", n_res)
                  for k, t in enumerate(_seq(value, where, nonempty=nonempty)))
 
@@ -365,6 +431,25 @@ def memo(inst: object, table: str) -> dict:
         tables = _MEMO[key] = {}
         weakref.finalize(inst, _MEMO.pop, key, None)
     return tables.setdefault(table, {})
+
+
+def _check_sizes(values: dict, n_update: int) -> None:
+    """MAX_DURATION (every job's slowest one-worker run: W_j x (max v + max U + comm with the
+    slowest worker bandwidth), which bounds every configuration's d) and MAX_CONFIG_SCAN."""
+    workers, jobs = values["worker_types"], values["jobs"]
+    slowest_link = min(t.bandwidth for t in workers)
+    scan = 0
+    for i, job in enumerate(jobs):
+        per_batch = (max(job.compute) + max(job.update)
+                     + values["comm_factor"] * 2.0 * job.grad_size / slowest_link)
+        slots = job.work * per_batch
+        if not slots <= MAX_DURATION:
+            fail(f"instance.jobs[{i}]", f"one worker needs {slots:.4g} slots (W_j x per-mini-batch "
+                                        f"time) > {MAX_DURATION} (MAX_DURATION)")
+        scan += len(workers) * max(1, len(values["ps_types"])) * 2 * job.chunks
+    if scan > MAX_CONFIG_SCAN:
+        fail("instance.jobs", f"the configuration scan (types x PS types x 2 x D_j summed over "
+                              f"jobs) is {scan} > {MAX_CONFIG_SCAN} (MAX_CONFIG_SCAN)")
 
 
 def _check_types(types: tuple[NodeType, ...], where: str) -> None:
@@ -412,30 +497,30 @@ class Plan:
         segments: tuple[tuple[int, int], ...] = ()
         if not (isinstance(self.segments, (tuple, list)) and len(self.segments) == 0):
             segments = tuple(
-                (_int(s[0], f"{where}.segments[{i}][0]", min=1),
-                 _int(s[1], f"{where}.segments[{i}][1]", min=1))
+                (_int(s[0], f"{where}.segments[{i}][0]", min=1, max=MAX_SLOT),
+                 _int(s[1], f"{where}.segments[{i}][1]", min=1, max=MAX_SLOT))
                 for i, s in enumerate(_pairs(self.segments, f"{where}.segments")))
         return type(self)(
-            start=_int(self.start, f"{where}.start", min=1),
-            duration=_int(self.duration, f"{where}.duration", min=1),
-            worker_type=_int(self.worker_type, f"{where}.worker_type", min=0),
-            ps_type=_int(self.ps_type, f"{where}.ps_type", min=-1),
+            start=_int(self.start, f"{where}.start", min=1, max=MAX_SLOT),
+            duration=_int(self.duration, f"{where}.duration", min=1, max=MAX_SLOT),
+            worker_type=_int(self.worker_type, f"{where}.worker_type", min=0, max=MAX_TYPES - 1),
+            ps_type=_int(self.ps_type, f"{where}.ps_type", min=-1, max=MAX_TYPES - 1),
             colocated=_int(self.colocated, f"{where}.colocated", min=0, max=1),
             workers=_ints(self.workers, f"{where}.workers"),
             ps=_ints(self.ps, f"{where}.ps"), segments=segments)
 
 
 def _int(value: Any, where: str, *, min: int | None = None, max: int | None = None) -> int:
-    if isinstance(value, np.integer):
-        value = int(value)
     return as_int(value, where, min=min, max=max)
 
 
 def _ints(value: Any, where: str) -> tuple[int, ...]:
     seq = _seq(value, where)
-    if all(type(v) is int and v >= 0 for v in seq):  # the common case, checked fast
+    if len(seq) > MAX_SERVERS:
+        fail(where, f"at most {MAX_SERVERS} servers (MAX_SERVERS), got {len(seq)}")
+    if all(type(v) is int and 0 <= v <= MAX_CHUNKS for v in seq):  # the common case, fast
         return tuple(seq)
-    return tuple(_int(v, f"{where}[{k}]", min=0) for k, v in enumerate(seq))
+    return tuple(_int(v, f"{where}[{k}]", min=0, max=MAX_CHUNKS) for k, v in enumerate(seq))
 
 
 def _pairs(value: Any, where: str) -> Sequence[Sequence[Any]]:
@@ -455,6 +540,8 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
+        if len(_seq(self.plans, "schedule.jobs")) > MAX_JOBS:
+            fail("schedule.jobs", f"at most {MAX_JOBS} jobs (MAX_JOBS), got {len(self.plans)}")
         plans = tuple(_item(p, Plan, f"schedule.jobs[{i}]").checked(f"schedule.jobs[{i}]")
                       for i, p in enumerate(_seq(self.plans, "schedule.jobs")))
         object.__setattr__(self, "plans", plans)  # normalisation of the frozen field
@@ -467,6 +554,7 @@ class Schedule:
     def from_dict(cls, data: Any) -> "Schedule":
         """Read the document's fields (unknown or missing keys are errors) and call the
         constructors, which validate the values."""
+        _version_not_bool(data, "schedule")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         fields = ("start", "duration", "worker_type", "ps_type", "colocated", "workers", "ps")
         plans = tuple(Plan(**{k: p.data[k] for k in fields}, segments=p.data.get("segments", ()))
@@ -487,6 +575,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     InfeasibleSchedule
         Naming the violated equation, e.g. ``"(2h) server 1 resource gpu slot 4: 5 > 4"``.
     """
+    _check_types_of(instance, schedule)
     _check_count(instance, schedule)
     for j, plan in enumerate(schedule.plans):
         if plan.segments:
@@ -505,6 +594,7 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
     """The checker of preemptive baselines (Tiresias, AntMan): like :func:`verify`, but a job may
     run in several segments with one fixed placement; each resume after the first segment loses
     ``overhead`` slots of progress. Returns sum_j w_j c_j with c_j = end of the last segment + 1."""
+    _check_types_of(instance, schedule)
     _check_count(instance, schedule)
     runs = []
     for j, plan in enumerate(schedule.plans):
@@ -523,6 +613,22 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
         runs.append((plan, segs))
     _check_capacity(instance, runs)
     return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
+
+
+def _version_not_bool(data: Any, what: str) -> None:
+    """``format_version`` must be the integer FORMAT_VERSION (``True == 1`` in Python)."""
+    if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
+        fail(f"{what}.format_version", f"expected {FORMAT_VERSION}, got {data['format_version']!r}")
+
+
+def _check_types_of(instance: Any, schedule: Any) -> None:
+    """verify's arguments must be this family's (validated) Instance and Schedule."""
+    if not isinstance(instance, Instance):
+        raise InvalidInstance(f"instance: must be an {FAMILY} Instance, got "
+                              f"{type(instance).__module__}.{type(instance).__name__}")
+    if not isinstance(schedule, Schedule):
+        raise InfeasibleSchedule(f"schedule: must be an {FAMILY} Schedule, got "
+                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
 
 
 def _check_count(instance: Instance, schedule: Schedule) -> None:

@@ -33,7 +33,9 @@ from optsched.deadline import NEVER, Deadline
 from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.elastic_cluster.placement import PriceState, SubPlan, job_best
+from optsched.solvers.elastic_cluster.placement import (
+    PriceState, SubPlan, infeasible_outcome, job_best,
+)
 from optsched.solvers.online import (
     BatchResult, Candidate, OnlineResult, UsageLedger, compact_window, doubling_rounds,
     exponential_price, primal_dual_admission,
@@ -88,6 +90,12 @@ class AOnlineParams(Params):
         if not self.max_rounds >= 1:
             raise ValueError(f"max_rounds: must be >= 1, got {self.max_rounds}")
 
+
+#: Not in the paper: the largest price ledger (servers x resources x tau_i slots) a round may
+#: allocate (float64, a few arrays: about 80 MB each at this bound); a round beyond it admits
+#: nothing, so jobs that need a longer window stay unscheduled (status ``unknown``). The paper
+#: preset needs at most 450 x 512.
+MAX_LEDGER_CELLS = 10_000_000
 
 #: Per-round alpha and compact windows (non-paper): ``a_online_compact``, and exact's upper bound.
 COMPACT = AOnlineParams(alpha="per_round", window="compact")
@@ -223,6 +231,9 @@ def a_online_plans(inst: Instance, params: AOnlineParams = AOnlineParams(),
             else int(fixed)
         first = rnd.window[0] if params.window == "compact" else max(a_i * rnd.tau,
                                                                      rnd.busy_until + 1)
+        if inst.n_servers * inst.n_res * rnd.tau > MAX_LEDGER_CELLS:  # issue 15: memory bound
+            return BatchResult({}, None, {"alpha": a_i, "first": first, "weights": [],
+                                          "skipped": "MAX_LEDGER_CELLS"})
         rel, weights, _ = a_dual(inst, pending, rnd.tau, a_i, params, deadline=deadline)
         admitted = {j: _absolute(first + r - 1, sub) for j, (r, sub) in rel.items()}
         last = max((p.start + p.duration - 1 for p in admitted.values()), default=None)
@@ -279,6 +290,8 @@ def a_online(inst: Instance, params: AOnlineParams, *, deadline: Deadline,
     >>> res.status.value, res.guarantee >= 4
     ('feasible', True)
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     plans, out = a_online_plans(inst, params, deadline)
     info: dict[str, Any] = {
         "rounds": [{"tau": r.round.tau, "batch": len(r.batch), "admitted": len(r.admitted),

@@ -42,7 +42,7 @@ from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify_preemptive
 from optsched.result import Outcome, SolveStatus
 from optsched.simulate.capacity import CapacityProfile
-from optsched.solvers.elastic_cluster.placement import _count_fit, _room
+from optsched.solvers.elastic_cluster.placement import _count_fit, _room, infeasible_outcome
 
 PREEMPT_OVERHEAD = 0.1
 ANTMAN_QUEUE = 5
@@ -236,6 +236,8 @@ def fifo(inst: Instance, params: FifoParams, *, deadline: Deadline, seed: int = 
     >>> solve(generate("elastic_cluster", "tiny", 0), "fifo").status.value
     'feasible'
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     counts, line = fixed_workers(inst, seed, params.max_workers, deadline), Timeline(inst)
     if counts is None:
         return _stopped(0, len(inst.jobs))
@@ -283,6 +285,8 @@ def drf(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     >>> solve(generate("elastic_cluster", "tiny", 0), "drf").status.value
     'feasible'
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     line = Timeline(inst)
     plans: list[Plan | None] = [None] * len(inst.jobs)
     total = np.maximum(inst.cap.sum(axis=0), 1e-12)  # a share's denominator, not a tolerance
@@ -445,6 +449,8 @@ def tiresias(inst: Instance, params: TiresiasParams, *, deadline: Deadline,
     >>> solve(generate("elastic_cluster", "tiny", 0), "tiresias").status.value
     'feasible'
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     gpu = inst.resources.index("gpu") if "gpu" in inst.resources else 0
 
     def order(t, active, progress, counts, types, waited):
@@ -486,6 +492,8 @@ def antman(inst: Instance, params: AntmanParams, *, deadline: Deadline, seed: in
     >>> solve(generate("elastic_cluster", "tiny", 0), "antman").status.value
     'feasible'
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     median = float(np.median([j.weight for j in inst.jobs]))
 
     def order(t, active, progress, counts, types, waited):

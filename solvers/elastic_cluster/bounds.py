@@ -23,7 +23,7 @@ from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.aonline import COMPACT, a_online
 from optsched.solvers.elastic_cluster.baselines import FifoParams, drf, fifo
-from optsched.solvers.elastic_cluster.placement import fastest_alone
+from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
 
 #: Seconds to build the offline model with Pyomo (fixed + per linear term of
 #: ``offline_size(...)["terms"]``) and to hand it to HiGHS (Pyomo's translation runs before HiGHS'
@@ -92,6 +92,8 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     from optsched.models import elastic_cluster as em
     from optsched.solvers.highs import report_outcome, solve_model
 
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     best: Schedule | None = None
     upper = math.inf
     runs = (lambda: fifo(inst, FifoParams(), deadline=deadline),
@@ -171,6 +173,8 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     >>> res.status.value, res.lower_bound > 0
     ('optimal', True)
     """
+    if (bad := infeasible_outcome(inst)) is not None:
+        return bad
     value = 0.0
     for j, job in enumerate(inst.jobs):
         sub = None if deadline.expired() else fastest_alone(inst, j, deadline)

@@ -36,6 +36,7 @@ import numpy as np
 from optsched import tolerance
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.elastic_cluster import Instance, Plan, memo
+from optsched.result import Outcome, SolveStatus
 
 
 def _room(limit: np.ndarray) -> np.ndarray:
@@ -430,30 +431,64 @@ def fastest_alone(inst: Instance, j: int, deadline: Deadline = NEVER) -> SubPlan
     Configurations are tried by increasing duration; a q = 1 one fits if one server holds N
     workers (+ 1 PS); a q = 0 one is placed by the exact placement with zero prices (on the
     idle cluster every window's residual is C and its price 0)."""
-    H = inst.n_servers
     for m, p, q, n, d in sorted(inst.configurations(j), key=lambda c: (c[4], -c[2])):
         if deadline.expired():
             return None
-        best = Best()
-        if q == 1:
-            _try_colocated(inst, m, p, n, d, best)
-        elif inst.is_ps:
-            e, z = _per_unit(inst, m, p)
-            zero = np.zeros(H)
-            found = _exact_ps_server(inst.cap, zero, zero, _caps(inst.cap, e), e, z, n,
-                                     _ps_counts(inst, m, p, n), False)
-            if found is not None:
-                best.offer(0.0, lambda: SubPlan(1, d, m, p, 0, tuple(int(v) for v in found[1]),
-                                                tuple(int(v) for v in found[2])))
-        else:
-            caps = _caps(inst.cap, inst.e[m])
-            y = _greedy_fill(np.arange(H), caps, n)
-            if y.sum() >= n:
-                best.offer(0.0, lambda: SubPlan(1, d, m, -1, 0, tuple(int(v) for v in y),
-                                                (0,) * H))
-        if best.plan is not None:
-            return best.plan
+        plan = _place_alone(inst, m, p, q, n, d)
+        if plan is not None:
+            return plan
     return None
+
+
+def _place_alone(inst: Instance, m: int, p: int, q: int, n: int, d: int) -> SubPlan | None:
+    """Configuration (m, p, q, n, d) placed on the idle cluster from slot 1, or None."""
+    H = inst.n_servers
+    best = Best()
+    if q == 1:
+        _try_colocated(inst, m, p, n, d, best)
+    elif inst.is_ps:
+        e, z = _per_unit(inst, m, p)
+        zero = np.zeros(H)
+        found = _exact_ps_server(inst.cap, zero, zero, _caps(inst.cap, e), e, z, n,
+                                 _ps_counts(inst, m, p, n), False)
+        if found is not None:
+            best.offer(0.0, lambda: SubPlan(1, d, m, p, 0, tuple(int(v) for v in found[1]),
+                                            tuple(int(v) for v in found[2])))
+    else:
+        caps = _caps(inst.cap, inst.e[m])
+        y = _greedy_fill(np.arange(H), caps, n)
+        if y.sum() >= n:
+            best.offer(0.0, lambda: SubPlan(1, d, m, -1, 0, tuple(int(v) for v in y),
+                                            (0,) * H))
+    return best.plan
+
+
+def unplaceable(inst: Instance) -> list[int]:
+    """The jobs that fit in no configuration even alone on the idle cluster (memoised). Fitting is
+    monotone in the worker count (fewer workers need fewer resources and, for PS, no more PSs),
+    so only the one-worker configurations are tried; where they fit does not depend on the job
+    (every job may use every type pair and both q), so either every job fits or none does and the
+    check costs M x P x 2 placements, not the configuration scan. Such a job makes the instance
+    infeasible: no schedule exists (issue 15: zero capacity, a worker larger than every server)."""
+    table = memo(inst, "unplaceable")
+    if "jobs" not in table:
+        pairs = [(m, p) for m in range(len(inst.worker_types))
+                 for p in (range(len(inst.ps_types)) if inst.is_ps else (-1,))]
+        fits = any(_place_alone(inst, m, p, q, 1, 1) is not None
+                   for m, p in pairs for q in (1, 0))
+        table["jobs"] = [] if fits else list(range(len(inst.jobs)))
+    return table["jobs"]
+
+
+def infeasible_outcome(inst: Instance) -> Outcome | None:
+    """Status ``infeasible`` (no schedule) when some job fits nowhere (:func:`unplaceable`), else
+    None. Every method of the family calls it first, so no method meets such an instance."""
+    jobs = unplaceable(inst)
+    if not jobs:
+        return None
+    return Outcome(None, SolveStatus.INFEASIBLE, info={
+        "infeasible": f"job {jobs[0]} fits in no configuration even alone on the idle cluster "
+                      f"({len(jobs)} such jobs): no schedule exists"})
 
 
 def _try_colocated(inst: Instance, m: int, p: int, n: int, d: int, best: Best) -> None:
