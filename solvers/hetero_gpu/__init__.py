@@ -17,7 +17,8 @@ hare_est     ``HareParams(gpu_choice="earliest_start", tie="fastest")``: line 12
              argmin max(t_i, φ_m)), ties to the fastest GPU.
 hare_est_index  the same with ties to the lowest GPU index.
 gavel_fifo, srtf, sched_homo, sched_allox   the paper's baselines (Sec. 7; digest §6.4);
-             ``SrtfParams`` and ``SchedHomoParams`` hold srtf's and sched_homo's choices.
+             ``SrtfParams`` and ``SchedHomoParams`` hold srtf's and sched_homo's choices;
+             ``srtf_weighted`` is srtf with ``SrtfParams(weighted=True)`` (order by rem_n / w_n).
 
 Every method takes the call's :class:`~optsched.deadline.Deadline`. This package imports neither
 Pyomo, HiGHS nor scipy at import time (the models, ``solvers.highs`` and scipy are imported inside
@@ -172,6 +173,8 @@ METHODS = (
     Method("gavel_fifo", "baseline", gavel_fifo, description="FIFO on the fastest idle GPUs, gang"),
     Method("srtf", "baseline", srtf, params=SrtfParams(),
            description="shortest remaining time, preempt at rounds"),
+    Method("srtf_weighted", "baseline", srtf, params=SrtfParams(weighted=True),
+           description="SRTF by remaining time / weight (job order left open)"),
     Method("sched_homo", "baseline", sched_homo, params=SchedHomoParams(),
            description="weighted, heterogeneity-oblivious gang"),
     Method("sched_allox", "baseline", sched_allox, description="one GPU per job, min-cost matching"),
@@ -185,7 +188,7 @@ SPEC = Family(
     methods=METHODS,
     default_method="hare",
     compare=CompareSpec(methods=("hare", "hare_est", "hare_est_index", "hare_eft", "gavel_fifo",
-                                 "srtf", "sched_homo", "sched_allox"),
+                                 "srtf", "srtf_weighted", "sched_homo", "sched_allox"),
                         title='Hare vs baselines at paper scale (Figs. 12/15: 200 jobs, 160 GPUs)',
                         ylabel="total weighted completion time / Hare's"),
 )

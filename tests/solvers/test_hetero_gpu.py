@@ -100,7 +100,9 @@ def test_registered_readings_are_one_function_with_params():
     spec = get_family("hetero_gpu")
     params = {m.name: m.params for m in spec.methods if m.func is hare}
     assert params == {"hare": HareParams(), "hare_subsets": HareParams(relaxation="subsets"),
-                      "hare_eft": HareParams(gpu_choice="earliest_finish", tie="index")}
+                      "hare_eft": HareParams(gpu_choice="earliest_finish", tie="index"),
+                      "hare_est": HareParams(gpu_choice="earliest_start", tie="fastest"),
+                      "hare_est_index": HareParams(gpu_choice="earliest_start", tie="index")}
     res = solve(generate("hetero_gpu", "tiny", 1), "hare_eft")
     assert res.info["params"] == {"relaxation": "paper_full", "gpu_choice": "earliest_finish",
                                   "tie": "index", "rl_max_tasks": 30}
