@@ -20,6 +20,7 @@ or the end of the previous compute on its GPU (8) by ``slack`` of that time (``a
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from functools import cached_property
@@ -157,10 +158,17 @@ class Instance:
     def from_dict(cls, data: Any) -> "Instance":
         """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
         are checked by the constructor."""
+        _check_version(data, "format_version")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("gpus", "jobs"), ("name",))
         gpus = tuple(r.list("gpus"))
         jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS, ("model",), nonempty=False))
         return cls(gpus, jobs, r.str("name") if r.has("name") else "")
+
+
+def _check_version(data: Any, where: str) -> None:
+    """``format_version: true`` equals 1 in Python; JSON's true is not a version number."""
+    if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
+        fail(where, f"must be an integer, got {data['format_version']!r}")
 
 
 def _sequence(value: Any, where: str) -> tuple:
@@ -210,7 +218,7 @@ class Schedule:
 
     def __post_init__(self) -> None:
         """Shape and type checks (a list becomes a tuple): every entry a :class:`TaskRun` with
-        non-negative integer indices and a numeric start, named as in the JSON
+        non-negative integer indices and a finite numeric start (NaN and ±inf are rejected), named as in the JSON
         (``schedule.tasks[i][k]``). Whether the tasks exist and fit is :func:`verify`'s job, so it
         can name the equation at fault."""
         if isinstance(self.runs, list):
@@ -222,8 +230,10 @@ class Schedule:
             for k, v in enumerate((t.job, t.round, t.task, t.gpu)):
                 if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
                     as_int(v, f"{where}[{k}]", min=0)  # raises with the field's name
-            if isinstance(t.start, bool) or not isinstance(t.start, (int, float)):
+            if isinstance(t.start, bool) or not isinstance(t.start, numbers.Real):
                 fail(f"{where}[4]", f"start must be a number, got {t.start!r}")
+            if not _finite(t.start):  # NaN compares false: it would skip (4), (7), (8)
+                fail(f"{where}[4]", f"start must be finite, got {_show(t.start)}")
 
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
@@ -233,6 +243,7 @@ class Schedule:
     def from_dict(cls, data: Any) -> "Schedule":
         """Read the JSON rows ``[job, round, task, gpu, start]`` and construct; the constructor
         checks indices and types."""
+        _check_version(data, "schedule.format_version")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("tasks",), what="schedule")
         runs = []
         for i, row in enumerate(r.list("tasks")):
@@ -242,6 +253,8 @@ class Schedule:
             job, rnd, task, gpu = (as_int(v, f"{where}[{k}]") for k, v in enumerate(row[:4]))
             start = row[4]
             if isinstance(start, (int, float)) and not isinstance(start, bool):
+                if not _finite(start):
+                    fail(f"{where}[4]", f"start must be finite, got {_show(start)}")
                 start = float(start)
             runs.append(TaskRun(job, rnd, task, gpu, start))
         return cls(tuple(runs))
@@ -250,14 +263,37 @@ class Schedule:
         return {t.key: t for t in self.runs}
 
 
+def _finite(value: Any) -> bool:
+    """Whether a real number is finite as a float (an int beyond float range is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _show(value: Any) -> str:
+    """A number for a message, kept short (an int beyond float range by its digit count)."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"an integer of {len(text.lstrip('-'))} digits"
+
+
 def verify(instance: Instance, schedule: Schedule) -> float:
     """Check constraints (4)–(8) of Hare_Sched and return ``sum_n w_n C_n``.
 
     Raises
     ------
     InfeasibleSchedule
-        Naming the violated equation, e.g. ``"(8) gpu 1: tasks (0,0,1) and (2,0,0) overlap"``.
+        Naming the violated equation, e.g. ``"(8) gpu 1: tasks (0,0,1) and (2,0,0) overlap"``,
+        or when ``schedule`` is not a hetero_gpu :class:`Schedule`.
+    InvalidInstance
+        When a run's value is malformed (non-integer index, non-finite start), naming the field
+        (``schedule.tasks[3][4]: start must be finite, got nan``).
     """
+    if not isinstance(schedule, Schedule):
+        infeasible(f"schedule: must be a {FAMILY} Schedule, got {type(schedule).__name__}")
+    if not isinstance(instance, Instance):
+        fail("instance", f"must be a {FAMILY} Instance, got {type(instance).__name__}")
+    Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched
     runs = _runs_by_task(instance, schedule)
     finish = {}
     for (n, r, k), t in runs.items():
