@@ -5,9 +5,11 @@ Algorithms (kind ``algorithm``) are the one function :func:`~.algorithm.a_online
 A_maxsche, COST_C, COST_D) registered with four :class:`~.algorithm.AOnlineParams`: ``a_online``
 (as reconstructed, paper eligibility rule), ``a_online_dstar`` (the exact COST_D* and exact server
 order), ``a_online_model`` (COST_D*, eligibility exactly (2i)), ``a_online_ect`` (COST_D*, equal
-utilities broken by earliest completion instead of the fewest workers; not in the paper).
+utilities broken by earliest completion instead of the fewest workers; not in the paper), and the
+readings of Alg. 2 line 3 as a loop over the completion slot c_j: ``a_online_completion``
+(eligibility as printed) and ``a_online_completion_model`` (eligibility (2i) at the run's start).
 Baselines: ``fifo``, ``drf``, ``batchsche`` (A_online without COST_C: the same function with
-:data:`~.algorithm.BATCHSCHE`), ``preemptive`` (no overhead, Delta ignored; Figs. 7-8) and
+:data:`~.algorithm.BATCHSCHE`; ``batchsche_completion`` under the completion-slot reading), ``preemptive`` (no overhead, Delta ignored; Figs. 7-8) and
 ``preemptive_overhead`` (the same function with Delta respected, 0.25 slot lost per
 preemption/migration; Figs. 9-10), and ``greedy_ect`` (ours: earliest-completion list scheduling, a
 reference upper bound on OPT at paper scale); the preemptive ones break (2c)/(2d) by design, are
@@ -26,7 +28,8 @@ from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import edge_cloud as _problem
 from optsched.problems.edge_cloud import verify_preemptive
-from optsched.solvers.edge_cloud.algorithm import (BATCHSCHE, DSTAR, ECT, FAITHFUL, MODEL,
+from optsched.solvers.edge_cloud.algorithm import (BATCHSCHE, BATCHSCHE_COMPLETION, COMPLETION,
+                                                   COMPLETION_MODEL, DSTAR, ECT, FAITHFUL, MODEL,
                                                    AOnlineParams, a_online)
 from optsched.solvers.edge_cloud.baselines import (PreemptiveParams, drf, fifo, greedy_ect,
                                                    preemptive)
@@ -46,10 +49,16 @@ METHODS = (
            description="A_online with COST_D* and eligibility exactly (2i)"),
     Method("a_online_ect", "algorithm", a_online, params=ECT,
            description="A_online with COST_D* and equal utilities broken by earliest completion (not in the paper)"),
+    Method("a_online_completion", "algorithm", a_online, params=COMPLETION,
+           description="A_online reading Alg. 2 line 3 as a loop over the completion slot c_j (COST_D*)"),
+    Method("a_online_completion_model", "algorithm", a_online, params=COMPLETION_MODEL,
+           description="A_online, completion-slot reading, eligibility exactly (2i) at the start"),
     Method("fifo", "baseline", fifo, description="FIFO, head-of-line, co-located (our reimpl.)"),
     Method("drf", "baseline", drf, description="DRF progressive filling per slot (our reimpl.)"),
     Method("batchsche", "baseline", a_online, params=BATCHSCHE,
            description="BatchSche: A_online batching without COST_C (every job at p^0)"),
+    Method("batchsche_completion", "baseline", a_online, params=BATCHSCHE_COMPLETION,
+           description="BatchSche under the completion-slot reading of Alg. 2 line 3"),
     Method("greedy_ect", "baseline", greedy_ect,
            description="earliest-completion list scheduling, co-located (ours; UB on OPT at scale)"),
     Method("preemptive", "baseline", preemptive, params=PreemptiveParams(), verify=verify_preemptive,
@@ -71,8 +80,10 @@ SPEC = Family(
     workloads=_workloads,
     methods=METHODS,
     default_method="a_online",
-    compare=CompareSpec(methods=("a_online", "a_online_model", "fifo", "drf", "batchsche", "greedy_ect", "preemptive",
-                   "preemptive_overhead"),
+    compare=CompareSpec(methods=("a_online", "a_online_dstar", "a_online_model", "a_online_completion",
+                                 "a_online_completion_model", "fifo", "drf", "batchsche",
+                                 "batchsche_completion", "greedy_ect", "preemptive",
+                                 "preemptive_overhead"),
                         title='edge_cloud (Sec. VI scale): total flow time vs baselines (Figs. 3-4, 7-10)',
                         ylabel='total completion (flow) time, slots'),
 )

@@ -54,11 +54,11 @@ Sort = Literal["paper", "exact"]
 CostD = Literal["paper", "exact", "none"]
 CostMode = Literal["paper", "exact"]
 TieBreak = Literal["paper", "earliest_completion"]
-Line3 = Literal["drop"]
+Line3 = Literal["drop", "completion"]
 _CHOICES: dict[str, tuple[str, ...]] = {
     "rule": ("paper", "model"), "sort": ("paper", "exact"), "costd": ("paper", "exact", "none"),
     "cost_mode": ("paper", "exact"), "tie_break": ("paper", "earliest_completion"),
-    "line3": ("drop",),
+    "line3": ("drop", "completion"),
 }
 
 
@@ -97,15 +97,23 @@ class AOnlineParams(Params):
                  "equal utilities ('paper'); 'earliest_completion' breaks ties by the earliest "
                  "c_j (not in the paper)")
     line3: Line3 = param(
-        "drop", "Alg. 2 line 3 'for c_j = tau_i to tau_{i+1}': COST_C/COST_D overwrite c_j, so the "
-                "loop is dropped and every job of round i starts at tau_i + 1 (digest §8 #14; the "
-                "readings issue adds c_j as the completion slot)")
+        "drop", "Alg. 2 line 3 'for c_j = tau_i to tau_{i+1}': 'drop' (COST_C/COST_D line 2 "
+                "overwrite c_j = tau_i + d_j, so the loop is dropped and every job of round i "
+                "starts at tau_i + 1; digest §8 #14); 'completion': c_j is the completion slot "
+                "('the time to complete the job t in (tau_i, tau_{i+1}]', Sec. V-A, and the c_j "
+                "argument of COST_C/COST_D): outer loop over c_j ascending, the job runs "
+                "c_j - d + 1..c_j inside the window, the strict '>' sends equal utilities to the "
+                "earliest completion; with rule='model' eligibility is (2i) at that start. "
+                "Implemented with costd 'exact' or 'none'")
 
     def __post_init__(self) -> None:
         for name, choices in _CHOICES.items():
             value = getattr(self, name)
             if value not in choices:
                 raise ValueError(f"{name}: unknown {value!r} (known: {', '.join(choices)})")
+        if self.line3 == "completion" and self.costd == "paper":
+            raise ValueError("line3: 'completion' needs costd 'exact' or 'none' (COST_D as "
+                             "reconstructed is only implemented for the start tau_i + 1)")
 
 
 #: The algorithm as printed (registered ``a_online``).
@@ -118,6 +126,16 @@ MODEL = AOnlineParams(rule="model", sort="exact", costd="exact", cost_mode="exac
 BATCHSCHE = AOnlineParams(sort="exact", costd="exact", cost_mode="exact", colocate=False)
 #: Equal utilities broken by the earliest completion (``a_online_ect``, not in the paper).
 ECT = AOnlineParams(sort="exact", costd="exact", cost_mode="exact", tie_break="earliest_completion")
+#: Alg. 2 line 3 read as a loop over the completion slot c_j, eligibility as printed
+#: (``a_online_completion``; COST_D*, since COST_D as reconstructed assumes the start tau_i + 1).
+COMPLETION = AOnlineParams(sort="exact", costd="exact", cost_mode="exact", line3="completion")
+#: The completion-slot reading with eligibility exactly (2i) at the run's start
+#: (``a_online_completion_model``).
+COMPLETION_MODEL = AOnlineParams(rule="model", sort="exact", costd="exact", cost_mode="exact",
+                                 line3="completion")
+#: BatchSche under the completion-slot reading (``batchsche_completion``).
+BATCHSCHE_COMPLETION = AOnlineParams(sort="exact", costd="exact", cost_mode="exact",
+                                     colocate=False, line3="completion")
 
 
 def thetas(instance: Instance) -> tuple[float, float]:
@@ -283,6 +301,117 @@ def best_placement(instance: Instance, j: int, view: JobView,
     return best_cost, best
 
 
+def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageLedger, tau: int,
+                         params: AOnlineParams) -> tuple[float, Run | None]:
+    """Lines 3-17 of Algorithm 2 under ``line3="completion"``: for c_j = tau+1..tau_next (outer,
+    ascending) and D_u = 1..D_j (inner), COST_C and COST_D* of the run ``c_j - d + 1..c_j`` (it
+    must start inside the window); the strict ``>`` on utility keeps the first plan of minimal
+    cost in that loop order (earliest completion, then fewest workers). Run slots are offsets.
+
+    Vectorised over the completion slots: per ``D_u`` and xi, window sums come from prefix sums
+    and residual minima from a sliding minimum over ``d`` slots; only servers with capacity of
+    the job's types that can become eligible in the window are looked at."""
+    from scipy.ndimage import minimum_filter1d
+
+    job = instance.jobs[j]
+    U, V = instance.n_wtypes, instance.n_ptypes
+    ready = job.arrival + np.asarray(job.delay, dtype=float)
+    L = len(wl.slots)
+    can = ready < tau if params.rule == "paper" else ready <= tau + L
+    wrows = np.flatnonzero(can & (instance.W[:, job.worker_type] > 0))
+    prows = np.flatnonzero(can & (instance.P[:, job.ps_type] > 0))
+    crows = np.intersect1d(wrows, prows)
+    if len(wrows) == 0 or len(prows) == 0:
+        return math.inf, None
+
+    def rows_of(ledger: UsageLedger, rows: np.ndarray, width: int,
+                kind: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        prices = ledger.prices[rows * width + kind]
+        csum = np.concatenate([np.zeros((len(rows), 1)), np.cumsum(prices, axis=1)], axis=1)
+        return prices, csum, ledger.residual[rows * width + kind].astype(float)
+
+    wl_p, wl_c, wl_r = rows_of(wl, wrows, U, job.worker_type)
+    pl_p, pl_c, pl_r = rows_of(pl, prows, V, job.ps_type)
+    cw = np.searchsorted(wrows, crows)                 # crows inside wrows / prows
+    cp = np.searchsorted(prows, crows)
+
+    def window(csum: np.ndarray, res: np.ndarray, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(invalid="ignore"):             # inf prices (zero capacity) -> nan
+            sums = np.nan_to_num(csum[:, d:d + K] - csum[:, :K], nan=math.inf)
+        h = d // 2                         # minimum_filter1d: out[i] = min(in[i - d//2 .. i - d//2 + d - 1])
+        return sums, minimum_filter1d(res[:, :K + d - 1], d, axis=1, mode="nearest")[:, h:h + K]
+
+    def eligible(rows: np.ndarray, K: int) -> np.ndarray:
+        if params.rule == "paper":
+            return np.ones((len(rows), K), dtype=bool)
+        return ready[rows][:, None] <= (tau + 1 + np.arange(K))[None, :]
+
+    D = job.chunks
+    kinds = ([1] if params.colocate and len(crows) else []) + ([] if params.costd == "none" else [0])
+
+    def first_best(Lp: int) -> tuple[float, Run | None]:
+        """The loop over the completions at window offsets 0..Lp-1 only."""
+        # cost[xi][n-1, e]: cost of the plan with n workers completing at window offset e
+        cost = {x: np.full((D, Lp), math.inf) for x in (0, 1)}
+        keep: dict[tuple[int, int], tuple[int, Any]] = {}   # (xi, n) -> (d, arrays to rebuild)
+        for n in range(1, D + 1):
+            for xi in kinds:
+                d = math.ceil(job.required(xi) / n)
+                if d > Lp:
+                    continue
+                K = Lp - d + 1                              # start offsets 0..Lp-d
+                o = np.arange(K)
+                lw, wmin = window(wl_c, wl_r, d, K)
+                mw, pmin = window(pl_c, pl_r, d, K)
+                pok = eligible(prows, K) & (pmin >= 1)
+                if xi == 1:
+                    ok = pok[cp] & (wmin[cw] >= n) & eligible(crows, K)
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        exact = n * lw[cw] + mw[cp]
+                        key = (exact if params.sort == "exact"
+                               else n * wl_p[cw, :K] + pl_p[cp, :K])
+                    sbest = np.argmin(np.where(ok, key, math.inf), axis=0)
+                    cost[1][n - 1, d - 1:] = np.where(ok.any(axis=0), exact[sbest, o], math.inf)
+                    keep[(1, n)] = (d, crows[sbest])
+                else:
+                    cap = np.where(eligible(wrows, K), np.maximum(wmin, 0), 0)
+                    order = np.argsort(lw, axis=0, kind="stable")
+                    kap = np.take_along_axis(lw, order, axis=0)
+                    cs = np.take_along_axis(cap, order, axis=0)
+                    take = np.clip(n - (np.cumsum(cs, axis=0) - cs), 0, cs)
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        wcost = (take * np.where(take > 0, kap, 0)).sum(axis=0)
+                    p = np.argmin(np.where(pok, mw, math.inf), axis=0)
+                    feas = (cap.sum(axis=0) >= n) & pok.any(axis=0)
+                    cost[0][n - 1, d - 1:] = np.where(feas, wcost + mw[p, o], math.inf)
+                    keep[(0, n)] = (d, (order, take, p))
+        mc = np.where(cost[0] < cost[1], cost[0], cost[1]).T  # (completion, D_u); ties -> COST_C
+        best = float(mc.min()) if mc.size else math.inf
+        if not math.isfinite(best):
+            return math.inf, None
+        e, n1 = (int(v) for v in np.argwhere(mc == best)[0])  # row-major: earliest c_j, then D_u
+        n = n1 + 1
+        xi = 0 if cost[0][n1, e] < cost[1][n1, e] else 1
+        d, arrays = keep[(xi, n)]
+        k = e - d + 1                                         # start offset
+        if xi == 1:
+            sk = int(arrays[k])
+            return best, Run(k, e, sk, ((sk, n),))
+        order, take, p = arrays
+        used = [(int(wrows[order[i, k]]), int(take[i, k])) for i in np.flatnonzero(take[:, k] > 0)]
+        return best, Run(k, e, int(prows[p[k]]), tuple(sorted(used)))
+
+    # Prices are >= 0, so a cost-0 plan among the first completions is the first of minimal cost
+    # in the whole loop: look at a growing prefix of the window until one is found.
+    dmin = min(math.ceil(job.required(xi) / D) for xi in (kinds or [0]))
+    Lp = min(L, dmin + 16)
+    while True:
+        best, run = first_best(Lp)
+        if (run is not None and best <= 0) or Lp == L:
+            return best, run
+        Lp = min(L, 4 * Lp)
+
+
 def _shift(run: Run, tau: int) -> Run:
     return Run(run.start + tau + 1, run.end + tau + 1, run.ps, run.workers)
 
@@ -307,10 +436,14 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int,
     not_ready: list[int] = []
 
     def best_plan(j: Any, ledger: UsageLedger) -> Candidate | None:
-        view = job_view(instance, j, wl, pl, tau, params.rule)
+        late = params.line3 == "completion" and params.rule == "model"   # (2i) at the latest start
+        view = job_view(instance, j, wl, pl, tau_next - 1 if late else tau, params.rule)
         if not _ready_somewhere(instance, j, view):
             not_ready.append(j)
-        cost, run = best_placement(instance, j, view, params)
+        if params.line3 == "completion":
+            cost, run = completion_placement(instance, j, wl, pl, tau, params)
+        else:
+            cost, run = best_placement(instance, j, view, params)
         seen[j] = cost
         if run is None:
             return None
@@ -416,6 +549,7 @@ def a_online(instance: Instance, params: AOnlineParams = FAITHFUL, *, deadline: 
     return Outcome(Schedule.single(runs), SolveStatus.FEASIBLE, info=info)
 
 
-__all__ = ["AOnlineParams", "BATCHSCHE", "DSTAR", "ECT", "FAITHFUL", "MAX_ROUNDS", "MODEL",
-           "a_maxsche", "a_online", "best_placement", "cost_c", "cost_d_paper",
+__all__ = ["AOnlineParams", "BATCHSCHE", "BATCHSCHE_COMPLETION", "COMPLETION", "COMPLETION_MODEL",
+           "DSTAR", "ECT", "FAITHFUL", "MAX_ROUNDS", "MODEL",
+           "a_maxsche", "a_online", "best_placement", "completion_placement", "cost_c", "cost_d_paper",
            "cost_d_star", "job_view", "thetas"]
