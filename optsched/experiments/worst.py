@@ -410,6 +410,8 @@ def op_gpu_column(doc, ctx: Ctx):
     """hetero_gpu: copy or remove one GPU (its name and its column of every job's times)."""
     lo, hi = ctx.profile.list_range("gpus", ctx.grows)
     n = len(doc["gpus"])
+    if any(len(j["train_time"]) != n or len(j["sync_time"]) != n for j in doc["jobs"]):
+        return None                    # an earlier operator broke the shape; validation rejects
     m = int(ctx.rng.integers(n))
     if ctx.rng.random() < 0.5 and n < hi:
         doc["gpus"].append(doc["gpus"][m])
@@ -834,7 +836,10 @@ class _Run:
             doc = _copy(parent)
             for _ in range(int(rng.choice(ops))):
                 op = self.ops[int(rng.integers(len(self.ops)))]
-                doc = op(doc, self.ctx) or doc
+                try:
+                    doc = op(doc, self.ctx) or doc
+                except (IndexError, KeyError, TypeError, ValueError):
+                    break                      # a shape an operator cannot read: drop this try
             canon = self.valid(doc)
             if canon is None:
                 continue
