@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from optsched.deadline import Deadline
 from optsched.errors import OptschedError
@@ -153,6 +153,22 @@ def stopped(fallback: Any = None, **info: Any) -> Outcome:
     return Outcome(fallback, SolveStatus.TIME_LIMIT, None,
                    {"solver": "cp-sat", "solver_version": ortools_version(),
                     "reason": "deadline reached while building the CP model", **info})
+
+
+def solve_guarded(size: int, what: str, solve: Callable[..., Outcome], instance: Any,
+                  deadline: Deadline, seed: int) -> Outcome:
+    """The shared frame of every ``exact_cp``: ``unknown`` when the estimated model ``size`` is
+    too large (:func:`too_large`), else ``solve(instance, deadline, seed, keep)``; when the
+    deadline expires while the model is built (:class:`DeadlineReached`), ``time_limit`` with the
+    heuristic schedule ``solve`` left in ``keep["fallback"]``."""
+    big = too_large(size, what)
+    if big is not None:
+        return big
+    keep: dict = {}
+    try:
+        return solve(instance, deadline, seed, keep)
+    except DeadlineReached:
+        return stopped(keep.get("fallback"))
 
 
 def make_solver(deadline: Deadline, seed: int):

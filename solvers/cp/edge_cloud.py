@@ -48,15 +48,9 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     ``unknown`` when the model would exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
     """
     S = instance.n_servers
-    big = cc.too_large(sum(S * S + job.chunks for job in instance.jobs),
-                       "job x (server^2 + worker count) options")
-    if big is not None:
-        return big
-    keep: dict = {}
-    try:
-        return _solve(instance, deadline, seed, keep)
-    except cc.DeadlineReached:
-        return cc.stopped(keep.get("fallback"))
+    return cc.solve_guarded(sum(S * S + job.chunks for job in instance.jobs),
+                            "job x (server^2 + worker count) options",
+                            _solve, instance, deadline, seed)
 
 
 def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:

@@ -57,15 +57,9 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     inst = instance
     M, H = len(inst.worker_types), inst.n_servers
     P = max(1, len(inst.ps_types))
-    big = cc.too_large(sum(M * P * (2 * job.chunks + H * H) + H * (M + P) * (job.chunks + 1)
-                           for job in inst.jobs), "configuration and placement variables")
-    if big is not None:
-        return big
-    keep: dict = {}
-    try:
-        return _solve(instance, deadline, seed, keep)
-    except cc.DeadlineReached:
-        return cc.stopped(keep.get("fallback"))
+    return cc.solve_guarded(sum(M * P * (2 * job.chunks + H * H) + H * (M + P) * (job.chunks + 1)
+                            for job in inst.jobs), "configuration and placement variables",
+                            _solve, instance, deadline, seed)
 
 
 def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:

@@ -51,14 +51,8 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE` optional intervals.
     ``lower_bound`` and ``model_objective`` are in the instance's units.
     """
-    big = cc.too_large(len(instance.tasks) * instance.n_gpus, "task x GPU intervals")
-    if big is not None:
-        return big
-    keep: dict = {}
-    try:
-        return _solve(instance, deadline, seed, keep)
-    except cc.DeadlineReached:
-        return cc.stopped(keep.get("fallback"))
+    return cc.solve_guarded(len(instance.tasks) * instance.n_gpus, "task x GPU intervals",
+                            _solve, instance, deadline, seed)
 
 
 def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:

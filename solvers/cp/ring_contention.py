@@ -67,15 +67,9 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     """
     inst = instance
     n_place = [count_placements(inst, j) for j in range(len(inst.jobs))]
-    big = cc.too_large(sum(n_place) + len(inst.jobs) * inst.horizon * (inst.n_servers + 4),
-                       "placements + job x slot variables")
-    if big is not None:
-        return big
-    keep: dict = {}
-    try:
-        return _solve(instance, deadline, seed, keep)
-    except cc.DeadlineReached:
-        return cc.stopped(keep.get("fallback"))
+    return cc.solve_guarded(sum(n_place) + len(inst.jobs) * inst.horizon * (inst.n_servers + 4),
+                            "placements + job x slot variables",
+                            _solve, instance, deadline, seed)
 
 
 def count_placements(inst: Instance, j: int) -> int:
