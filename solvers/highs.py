@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 from pyomo.contrib.solver.solvers.highs import Highs
@@ -58,16 +59,22 @@ def available() -> bool:
 
 def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
                 deadline: Deadline | None = None, mip_rel_gap: float = 0.0, threads: int = 1,
-                seed: int = 0, tee: bool = False) -> SolveReport:
+                seed: int = 0, tee: bool = False, warm_start: bool = False) -> SolveReport:
     """Solve ``model`` (exactly one active objective, minimised or maximised) with a fresh HiGHS.
 
     The time limit is ``time_limit`` or, with ``deadline``, what is left of it after the model has
     been handed to HiGHS (the earlier of the two when both are given), so the hand-off is charged to
     the deadline. The solution, when one exists, is loaded into the model's variables.
+
+    With ``warm_start``, the values the model's variables hold now (e.g. set from a verified
+    heuristic schedule) are given to HiGHS as a (possibly partial) starting solution; HiGHS checks
+    it and completes it with a sub-MIP, so a wrong start costs time but never correctness.
     """
     opt = Highs()
     start = time.perf_counter()
     opt.set_instance(model)  # the Pyomo -> HiGHS hand-off; solve() below only checks for updates
+    if warm_start:
+        _set_start(opt)
     if deadline is not None:
         left = deadline.limit()
         time_limit = left if time_limit is None or left is None else min(time_limit, left)
@@ -96,6 +103,28 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     if has_solution and bound is not None:
         info["gap"] = abs(objective - bound) / max(abs(objective), 1e-9)
     return SolveReport(status, float(objective), bound, has_solution, runtime, info)
+
+
+def _set_start(opt: Highs) -> None:
+    """Hand the current variable values to HiGHS as a partial MIP start (``Highs.setSolution`` with
+    the columns that have a value; the others are left for HiGHS to fill)."""
+    index, value = [], []
+    for column, var in _columns(opt):
+        if var.value is not None:
+            index.append(column)
+            value.append(float(var.value))
+    if index:
+        opt._solver_model.setSolution(len(index), np.array(index, dtype=np.int32),
+                                      np.array(value, dtype=np.float64))
+
+
+def _columns(opt: Highs):
+    """(HiGHS column index, Pyomo variable) pairs of the instance set on ``opt``. Pyomo's Highs
+    interface keeps these in private maps (pyomo 6.8-6.10); there is no public accessor."""
+    columns = opt._pyomo_var_to_solver_var_map
+    variables = opt._vars
+    for var_id, column in columns.items():
+        yield column, variables[var_id][0]
 
 
 def _status(tc: TerminationCondition) -> SolveStatus:

@@ -15,6 +15,10 @@ LIMIT = 2.0
 #: one LP that HiGHS stops at its next check) and verifying the schedule. Measured per family in the
 #: closing note of issue 10.
 SLACK = 1.0
+#: A wall-clock test on a shared 2-core machine sees load spikes that are not the method's doing
+#: (CI once measured 3.08 s for a run that takes 2.02 s idle). An overrun is re-measured this many
+#: times; the method fails only if every run overruns.
+RETRIES = 2
 
 CASES = [(f, m.name) for f, spec in families().items() for m in spec.methods]
 
@@ -38,8 +42,13 @@ def test_method_meets_its_deadline_at_paper_scale(family, method, paper_instance
     if family not in paper_instances:
         paper_instances[family] = generate(family, "paper", 0)
     inst = paper_instances[family]
-    start = time.perf_counter()
-    result = solve(inst, method, time_limit=LIMIT)
-    wall = time.perf_counter() - start
-    assert wall <= LIMIT + SLACK, f"{family}/{method}: {wall:.2f} s with time_limit={LIMIT}"
+    walls = []
+    for _ in range(1 + RETRIES):
+        start = time.perf_counter()
+        result = solve(inst, method, time_limit=LIMIT)
+        walls.append(time.perf_counter() - start)
+        if walls[-1] <= LIMIT + SLACK:
+            break
+    assert min(walls) <= LIMIT + SLACK, (
+        f"{family}/{method}: {', '.join(f'{w:.2f}' for w in walls)} s with time_limit={LIMIT}")
     assert result.status.value in ("optimal", "feasible", "time_limit", "unknown")

@@ -84,3 +84,31 @@ def test_report_outcome_carries_model_objective_and_best_bound():
     none = report_outcome(solve_model(m), lambda: pytest.fail("no solution"), fallback="heur")
     assert none.schedule == "heur" and none.status is SolveStatus.INFEASIBLE
     assert none.model_objective is None
+
+
+def _optimum(model):
+    rep = solve_model(model)
+    return rep.objective, {i: pyo.value(model.x[i]) for i in model.x}
+
+
+def test_warm_start_is_used_before_any_search():
+    m = knapsack(n=40, rows=3, seed=4)
+    best, values = _optimum(m)
+    for i, v in values.items():
+        m.x[i].value = v
+    rep = solve_model(m, warm_start=True, time_limit=1e-6)
+    assert rep.has_solution and rep.objective == pytest.approx(best)
+    for i in m.x:
+        m.x[i].value = None
+    assert not solve_model(m, time_limit=1e-6).has_solution
+
+
+def test_wrong_or_partial_warm_start_does_not_change_the_optimum():
+    m = knapsack(n=25, rows=2, seed=7)
+    best, _ = _optimum(m)
+    for i in m.x:
+        m.x[i].value = 1  # infeasible: every item packed
+    assert solve_model(m, warm_start=True).objective == pytest.approx(best)
+    for i in m.x:
+        m.x[i].value = None if i % 2 else 0
+    assert solve_model(m, warm_start=True).objective == pytest.approx(best)
