@@ -38,6 +38,7 @@ from optsched.method import Method, Params, param
 from optsched.problems import ring_contention as _problem
 from optsched.problems.ring_contention import Instance, Schedule, completion_times
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.cp import cp_method
 from optsched.tolerance import slack, slots_needed
 from optsched.workloads import ring_contention as _workloads
 
@@ -686,6 +687,7 @@ def theorem5_bound(inst: Instance) -> float:
 
 METHODS = (
     Method("exact", "exact", exact, description="M1 time-indexed MILP with contention levels, C >= lower_bound, gap 0"),
+    cp_method("ring_contention"),
     Method("lower_bound", "bound", lower_bound,
            description="max(length, area, conflict) bounds and M3 (14)-(16) dual bound when small"),
     Method("sjf_bco", "algorithm", sjf_bco, params=SjfBcoParams(), guarantee=theorem5_bound,

@@ -71,7 +71,8 @@ def plan(family_names=None, preset=None, seeds=None):
             raise InvalidInstance(f"preset: {name} has no preset {fam_preset!r} "
                                   f"(known: {', '.join(family.workloads.PRESETS)})")
         family.method("exact")
-        names = ["exact"] + [m.name for m in family.methods if m.name != "exact" and not m.relaxed]
+        names = ["exact"] + [m.name for m in family.methods
+                             if m.kind != "exact" and not m.relaxed]
         skipped += [_skipped_row(name, fam_preset, m) for m in family.methods if m.relaxed]
         for seed in _seed_list(seeds, family.ratio_seeds):
             tasks.append({"family": name, "preset": fam_preset, "seed": seed, "methods": names})

@@ -28,6 +28,7 @@ from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import edge_cloud as _problem
 from optsched.problems.edge_cloud import verify_preemptive
+from optsched.solvers.cp import cp_method
 from optsched.solvers.edge_cloud.algorithm import (BATCHSCHE, BATCHSCHE_COMPLETION, COMPLETION,
                                                    COMPLETION_MODEL, DSTAR, ECT, FAITHFUL, MODEL,
                                                    AOnlineParams, a_online)
@@ -68,6 +69,7 @@ METHODS = (
                           respect_delay=OVERHEAD.respect_delay),
            description="Preemptive with delay and 0.25-slot preemption cost (Figs. 9-10)"),
     Method("exact", "exact", exact, description="time-indexed MILP of (2), HiGHS, gap 0"),
+    cp_method("edge_cloud"),
     Method("lower_bound", "bound", lower_bound,
            description="max(per-job bound, LP relaxation of the exact MILP)"),
 )

@@ -29,6 +29,7 @@ from __future__ import annotations
 from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import elastic_cluster as _problem
+from optsched.solvers.cp import cp_method
 from optsched.solvers.elastic_cluster.aonline import COMPACT, AOnlineParams, a_online, four_alpha
 from optsched.solvers.elastic_cluster.baselines import (
     AntmanParams, FifoParams, TiresiasParams, antman, drf, fifo, preemptive_checker, tiresias,
@@ -54,6 +55,7 @@ ANTMAN = AntmanParams()
 
 METHODS = (
     Method("exact", "exact", exact, description="configuration MILP of (2)/(15), gap 0"),
+    cp_method("elastic_cluster"),
     Method("lower_bound", "bound", lower_bound, description="sum w_j (a_j + fastest alone)"),
     Method("a_online", "algorithm", a_online, params=A_ONLINE, guarantee=four_alpha,
            description="Alg. 1-3 + A_mincost*/A_RAmincost* (Theorem 5: 4 alpha)"),

@@ -37,6 +37,7 @@ from optsched.method import Method
 from optsched.problems import hetero_gpu as _problem
 from optsched.problems.hetero_gpu import Instance, Schedule, verify
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.cp import cp_method
 from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, gavel_fifo,
                                                    sched_allox, sched_homo, srtf)
 from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare,
@@ -152,6 +153,7 @@ def theorem4_bound(inst: Instance) -> float:
 
 METHODS = (
     Method("exact", "exact", exact, description="Hare_Sched (4)-(8), big-M MILP, gap 0"),
+    cp_method("hetero_gpu"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
     Method("hare", "algorithm", hare, params=HareParams(), guarantee=theorem4_bound,
