@@ -75,7 +75,8 @@ import time  # noqa: E402
 from optsched import __version__  # noqa: E402
 from optsched.registry import families  # noqa: E402
 
-COMMANDS = ("families", "methods", "generate", "solve", "verify", "plot", "ratios", "compare")
+COMMANDS = ("families", "methods", "generate", "solve", "verify", "plot", "ratios", "compare",
+            "worst")
 WORKED = str(DATA / "hetero_gpu" / "worked_example.json")
 
 

@@ -113,3 +113,20 @@ def test_new_params_validated():
         cs.GrouperParams(trigger="periodic")
     with pytest.raises(ValueError, match="sizes"):
         cs.SincroniaParams(sizes="x")
+
+
+#: Theorem 2 on the instance `optsched worst` found (docs/errata.md G1, second instance): proven
+#: OPT 27.646; the chain-tail readings pay 97.566 > (2 - 2/(l+1)) OPT, the others are optimal.
+WORST_PDA = {"pda": 27.646, "pda_code": 27.646, "pda_literal": 27.646,
+             "pda_chain": 97.566, "pda_authors": 97.566}
+
+
+@pytest.mark.parametrize("name", sorted(WORST_PDA))
+def test_theorem2_second_counterexample_per_reading(data, name):
+    inst = load_instance(data / FAMILY / "worst_pda_authors.json")
+    res = solve(inst, name)
+    assert res.objective == pytest.approx(WORST_PDA[name], abs=1e-3)
+    opt = solve(inst, "exact", time_limit=60)
+    assert opt.status.value == "optimal" and opt.objective == pytest.approx(27.646, abs=1e-3)
+    broken = res.objective > res.guarantee * opt.objective
+    assert broken == (name in ("pda_chain", "pda_authors"))

@@ -79,3 +79,15 @@ def test_theorem4_counterexample_holds_under_every_line12_reading(name):
     assert out.objective == pytest.approx(8129)
     assert out.objective / 2141 > out.guarantee == 3.0
     assert solve(inst, "hare_subsets").objective == pytest.approx(2141)
+
+
+@pytest.mark.parametrize("name", sorted(READINGS))
+def test_theorem4_second_counterexample_per_reading(name):
+    """docs/errata.md H1, the instance `optsched worst` found: OPT 10042; every line-12 reading with
+    the aggregate (9) pays 40038 > alpha(2+alpha) OPT = 3 OPT, the subset relaxation is optimal."""
+    inst = load_instance(DATA / "hetero_gpu" / "worst_hare.json")
+    opt = solve(inst, "exact", time_limit=60)
+    assert opt.status.value == "optimal" and opt.objective == pytest.approx(10042)
+    res = solve(inst, name)
+    assert res.objective == pytest.approx(10042 if name == "hare_subsets" else 40038)
+    assert (res.objective > 3 * opt.objective) == (name != "hare_subsets")
