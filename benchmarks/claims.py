@@ -23,6 +23,14 @@ START, END = "<!-- claims:start -->", "<!-- claims:end -->"
 FAMILY_ORDER = ("elastic_cluster", "edge_cloud", "ring_contention", "cojob_network", "hetero_gpu")
 
 
+def label(holds: list[bool]) -> str:
+    """The verdict on a claim from whether it held under each reading tested (the project's rule:
+    refuted only if it fails under every reading)."""
+    if all(holds):
+        return "reproduced"
+    return "reading-dependent" if any(holds) else "refuted under every reading"
+
+
 def load() -> list[tuple[str, dict]]:
     """(family, claim) pairs in family order, claims in file order."""
     files = {p.stem: p for p in CLAIMS.glob("*.json")}

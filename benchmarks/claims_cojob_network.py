@@ -31,6 +31,7 @@ import json
 import time
 from pathlib import Path
 
+from claims import label
 from optsched.deadline import Deadline
 from optsched.io import load_instance
 from optsched.registry import solve
@@ -46,12 +47,6 @@ GROUPER = ("grouper", "grouper_authors", "grouper_offline", "grouper_authors_off
 BASELINES = {"Baraat": ("baraat", "baraat_fifo"), "Sincronia": ("sincronia", "sincronia_full"),
              "FS": ("fair_share",)}
 OFFLINE = {"grouper": "grouper_offline", "grouper_authors": "grouper_authors_offline"}
-
-
-def label(holds: list[bool]) -> str:
-    if all(holds):
-        return "reproduced"
-    return "reading-dependent" if any(holds) else "refuted under every reading"
 
 
 def theorem2() -> tuple[dict, dict]:

@@ -30,6 +30,7 @@ import json
 import time
 from pathlib import Path
 
+from claims import label
 from optsched import generate, load_instance, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,12 +42,6 @@ VARIANT = "hare_eft"
 BASELINES = {"Gavel_FIFO": ("gavel_fifo",), "SRTF": ("srtf", "srtf_weighted"),
              "Sched_Homo": ("sched_homo",), "Sched_Allox": ("sched_allox",)}
 DATA = ROOT / "tests" / "data" / "hetero_gpu"
-
-
-def label(holds: list[bool]) -> str:
-    if all(holds):
-        return "reproduced"
-    return "reading-dependent" if any(holds) else "refuted under every reading"
 
 
 def small_claims(tiny_seeds: int) -> list[dict]:

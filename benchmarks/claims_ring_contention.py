@@ -30,6 +30,7 @@ import statistics
 import time
 from pathlib import Path
 
+from claims import label
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
 from optsched.registry import solve
@@ -46,12 +47,6 @@ BASELINES = ("first_fit", "list_scheduling", "random", "first_fit_arrival",
 L3 = ROOT / "tests/data/ring_contention/lemma3_counterexample.json"
 L4 = ROOT / "tests/data/ring_contention/lemma4_counterexample.json"
 TOL = 1e-6
-
-
-def label(holds: list[bool]) -> str:
-    if all(holds):
-        return "reproduced"
-    return "reading-dependent" if any(holds) else "refuted under every reading"
 
 
 def lemma_row(inst, params: rc.SjfBcoParams, theta_star: float | None = None) -> dict:
