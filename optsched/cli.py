@@ -136,7 +136,7 @@ def cmd_ratios(args) -> None:
 
     rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
-                      out=args.out)
+                      out=args.out, exact=args.exact)
     print(format_table(rows))
 
 
@@ -389,6 +389,12 @@ def _parser() -> argparse.ArgumentParser:
                          f"{_ratio_defaults('ratio_seeds')})")
     a = s.add_argument("--time-limit", type=_positive, default=None, metavar="S")
     _later(s, a, _ratios_time_limit)
+    s.add_argument("--exact", default="milp", choices=("milp", "cp", "portfolio"),
+                   help="where OPT comes from: the HiGHS MILP `exact`, the CP-SAT `exact_cp` "
+                        "(extra cp; the MILP where a family has none), or both one after the "
+                        "other, each with the full time limit, proven when either proves or "
+                        "when one's incumbent meets the other's bound; one of: %(choices)s "
+                        "(default: %(default)s)")
     s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
                    help="local processes, HiGHS threads=1 each (default: %(default)s)")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS",

@@ -109,8 +109,6 @@ class Method:
 
     def run(self, instance: Any, deadline: Deadline, seed: int = 0) -> Outcome:
         """Call the method's function with its parameters, deadline and seed."""
-        if not _takes_deadline(self.func):  # TRANSITION: functions still written with time_limit=
-            return self.func(instance, time_limit=deadline.remaining(), seed=seed)
         if self.params is None:
             return self.func(instance, deadline=deadline, seed=seed)
         return self.func(instance, self.params, deadline=deadline, seed=seed)
@@ -128,12 +126,6 @@ class Method:
             return None
         lines = (self.guarantee.__doc__ or "").strip().splitlines()
         return lines[0].rstrip(".") if lines else "instance-dependent"
-
-
-def _takes_deadline(func: Callable[..., Outcome]) -> bool:
-    import inspect
-
-    return "deadline" in inspect.signature(func).parameters
 
 
 __all__ = ["KINDS", "Kind", "Method", "Params", "param"]

@@ -19,6 +19,15 @@ optimal). ``ratio`` is objective/opt for algorithms and baselines, lower_bound/o
 the exact method and whenever opt is unknown. ``checks`` re-tests the invariants: ``verified``,
 ``lb_le_opt``, ``opt_le_alg``, ``within_guarantee`` and, for the exact method, ``model_agrees`` (the
 MILP's objective equals the checker's); each is true, false, or null when it does not apply.
+
+The reference optimum (``exact=``, CLI ``--exact``) comes from the MILP ``exact`` (``milp``, the
+default), the CP-SAT ``exact_cp`` (``cp``; a family without one uses its MILP), or both
+(``portfolio``): the engines run one after the other, each with the full time limit, and a row
+``portfolio`` (kind ``exact``) holds their joint answer. It is ``optimal`` when either engine proved
+its optimum or when the best verified incumbent of either meets the best dual bound of either (so
+the portfolio proves instances that neither engine proves alone); ``params.proven_by`` records
+which. Two proven optima that differ are a violation (``checks.model_agrees`` false): the instance
+gets no OPT, nothing is averaged away.
 """
 
 from __future__ import annotations
@@ -42,6 +51,10 @@ from optsched.registry import families, get_family
 DEFAULT_TIME_LIMIT = 30.0
 #: Relative tolerance of the invariant checks.
 TOL = 1e-6
+#: ``--exact`` choices: the exact methods each runs, in order.
+REFERENCES = {"milp": ("exact",), "cp": ("exact_cp",), "portfolio": ("exact", "exact_cp")}
+#: Name of the row that holds the joint answer of several exact engines.
+PORTFOLIO = "portfolio"
 
 ROW_KEYS = ("family", "preset", "seed", "method", "kind", "params", "status", "objective",
             "lower_bound", "runtime_s", "guarantee", "opt", "ratio", "checks", "time_limit",
@@ -52,14 +65,15 @@ CHECKS = ("verified", "lb_le_opt", "opt_le_alg", "within_guarantee", "model_agre
 # --------------------------------------------------------------------------- planning
 
 
-def plan(family_names=None, preset=None, seeds=None):
+def plan(family_names=None, preset=None, seeds=None, exact="milp"):
     """The instances to run and the families skipped.
 
     Returns
     -------
     (tasks, skipped)
-        ``tasks``: dicts ``family, preset, seed, methods`` (exact first, then every other method
-        whose schedules follow the family's model); ``skipped``: one row with ``status ==
+        ``tasks``: dicts ``family, preset, seed, methods, reference`` (the reference rows of
+        :func:`reference_methods` first, then every other method whose schedules follow the
+        family's model); ``skipped``: one row with ``status ==
         "not comparable"`` per relaxed-model method (its own checker), so none is dropped silently.
     """
     tasks, skipped = [], []
@@ -71,14 +85,24 @@ def plan(family_names=None, preset=None, seeds=None):
             raise InvalidInstance(f"preset: {name} has no preset {fam_preset!r} "
                                   f"(known: {', '.join(family.workloads.PRESETS)})")
         family.method("exact")
-        names = ["exact"] + [m.name for m in family.methods
-                             if m.kind != "exact" and not m.relaxed]
+        refs = reference_methods(family, exact)
+        names = refs + [m.name for m in family.methods if m.kind != "exact" and not m.relaxed]
         skipped += [_skipped_row(name, fam_preset, m) for m in family.methods if m.relaxed]
         for seed in _seed_list(seeds, family.ratio_seeds):
-            tasks.append({"family": name, "preset": fam_preset, "seed": seed, "methods": names})
+            tasks.append({"family": name, "preset": fam_preset, "seed": seed, "methods": names,
+                          "reference": refs})
     # interleave families so a slow family does not leave workers idle at the end
     tasks.sort(key=lambda t: (t["seed"], order.index(t["family"])))
     return tasks, skipped
+
+
+def reference_methods(family, exact: str) -> list[str]:
+    """The rows that give an instance its OPT under ``--exact`` (the first holds it)."""
+    if exact not in REFERENCES:
+        raise InvalidInstance(f"exact: one of {', '.join(REFERENCES)}, got {exact!r}")
+    have = {m.name for m in family.methods if m.kind == "exact"}
+    engines = [n for n in REFERENCES[exact] if n in have] or ["exact"]
+    return [PORTFOLIO, *engines] if exact == "portfolio" and len(engines) > 1 else engines
 
 
 def _seed_list(seeds, default) -> list[int]:
@@ -149,15 +173,13 @@ def run_instance(task: dict) -> list[dict]:
         return [_error_row(base, name, None, f"generate: {_exc_text(exc)}")
                 for name in task["methods"]]
 
-    rows = []
-    exact_row = task.get("exact_row")
-    if "exact" in task["methods"]:
-        exact_row = _run_method(inst, get_family(family).method("exact"), base, None,
-                                task["time_limit"])
-        rows.append(exact_row)
+    refs = task.get("reference", ["exact"])
+    rows = _reference_rows(inst, family, refs, [m for m in task["methods"] if m in refs], base,
+                           task["time_limit"])
+    exact_row = rows[0] if rows else task.get("exact_row")
     opt = exact_row.get("opt") if exact_row else None
     for name in task["methods"]:
-        if name == "exact":
+        if name in refs:
             continue
         try:
             entry = get_family(family).method(name)
@@ -166,6 +188,53 @@ def run_instance(task: dict) -> list[dict]:
             continue
         rows.append(_run_method(inst, entry, base, opt, task["time_limit"]))
     return rows
+
+
+def _reference_rows(inst, family: str, refs: list[str], todo: list[str], base: dict,
+                    time_limit) -> list[dict]:
+    """The rows of the exact engines in ``todo`` (all of ``refs`` when any is to do), and the
+    portfolio row when ``refs`` has one (its ``opt`` is the instance's OPT)."""
+    if not todo:
+        return []
+    engines = [get_family(family).method(n) for n in refs if n != PORTFOLIO]
+    rows = [_run_method(inst, e, base, None, time_limit) for e in engines]
+    return [portfolio_row(base, rows), *rows] if PORTFOLIO in refs else rows
+
+
+def portfolio_row(base: dict, rows: list[dict]) -> dict:
+    """The joint answer of several exact engines' rows (see the module docstring)."""
+    from optsched.tolerance import at_most, close
+
+    proven = {r["method"]: r["opt"] for r in rows if r.get("opt") is not None}
+    found = [r["objective"] for r in rows if r.get("objective") is not None
+             and (r.get("checks") or {}).get("verified")]
+    bounds = [r["lower_bound"] for r in rows if r.get("lower_bound") is not None]
+    best, bound = min(found, default=None), max(bounds, default=None)
+    agree = all(close(v, best) for v in proven.values()) if proven else None
+    opt, by = None, sorted(proven)
+    if proven and agree:
+        opt = best
+    elif not proven and best is not None and bound is not None and at_most(best, bound):
+        opt, by = best, ["incumbent meets bound"]
+    checks = {**dict.fromkeys(CHECKS), "verified": True if found else None, "model_agrees": agree}
+    if best is not None and bound is not None:
+        checks["lb_le_opt"] = _le(bound, best)
+    times = [r["runtime_s"] for r in rows if r.get("runtime_s") is not None]
+    row = {**base, "method": PORTFOLIO, "kind": "exact",
+           "params": {"engines": [r["method"] for r in rows], "proven_by": by if opt is not None else []},
+           "status": "optimal" if opt is not None else _joint_status(rows),
+           "objective": best, "lower_bound": bound, "runtime_s": sum(times) if times else None,
+           "guarantee": None, "opt": opt if agree is not False else None, "ratio": None,
+           "checks": checks, "error": None}
+    return _ordered(row)
+
+
+def _joint_status(rows: list[dict]) -> str:
+    statuses = {r.get("status") for r in rows}
+    for status in ("infeasible", "time_limit", "feasible"):
+        if status in statuses:
+            return status
+    return "unknown"
 
 
 def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
@@ -265,7 +334,7 @@ def _ordered(row: dict) -> dict:
 
 
 def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=1, scheduler=None,
-               out=None, progress=None) -> list[dict]:
+               out=None, progress=None, exact="milp") -> list[dict]:
     """Run the ratio study and return its rows (stored rows included when resuming from ``out``).
 
     Parameters
@@ -288,6 +357,8 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Folder for ``results.jsonl`` (resumable), ``summary.csv`` and ``ratios.png``.
     progress
         Show a progress bar; None = only when stderr is a terminal.
+    exact
+        Where OPT comes from: ``milp``, ``cp`` or ``portfolio`` (module docstring).
 
     Returns
     -------
@@ -295,7 +366,7 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Rows ordered by family, seed and method registration order.
     """
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    tasks, skipped = plan(families, preset, seeds)
+    tasks, skipped = plan(families, preset, seeds, exact)
     store = ResultStore(out) if out is not None else None
     if store is not None:
         store.open()
@@ -325,7 +396,7 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
         missing = [k[3] for k in keys if k not in finished]
         if missing:
             t = {**task, "methods": missing, "time_limit": time_limit}
-            if "exact" not in missing:
+            if not set(task["reference"]) & set(missing):
                 t["exact_row"] = store.get(keys[0])
             todo.append(t)
     new_rows: list[dict] = []
@@ -396,8 +467,9 @@ def _sorted(rows: Iterable[dict]) -> list[dict]:
             kinds = ("exact", "bound", "algorithm", "baseline")
             ms = get_family(fam).methods if fam in order else ()
             method_order[fam] = {m.name: (kinds.index(m.kind), i) for i, m in enumerate(ms)}
+        first = (0, -1) if row["method"] == PORTFOLIO else (99, 0)
         return (order.get(fam, 99), fam, row["preset"], row["seed"],
-                method_order[fam].get(row["method"], (99, 0)), row["method"])
+                method_order[fam].get(row["method"], first), row["method"])
 
     unique = {row_key(r): r for r in rows}
     return sorted(unique.values(), key=key)

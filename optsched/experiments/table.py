@@ -135,6 +135,7 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
     if timeouts:
         notes.append(f"time-outs: exact hit its time limit on {len(timeouts)} instance(s); their rows "
                      f"are excluded from the ratios: " + _where(timeouts, max_notes))
+    notes += _portfolio_note(rows)
     over = [r for r in rows if is_over_guarantee(r)]
     if over:
         notes.append("! measured ratio above the claimed guarantee (a finding, see docs/errata.md):")
@@ -147,6 +148,18 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
         notes.append(f"{NOT_COMPARABLE}: the method solves a relaxed model (e.g. preemptive) and is "
                      "checked by its own verifier; it is not run against the exact optimum.")
     return text + "\n\n" + "\n".join(notes)
+
+
+def _portfolio_note(rows: list[dict]) -> list[str]:
+    """How the ``portfolio`` rows (``ratios --exact portfolio``) were proven, per family."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r.get("method") == "portfolio":
+            by = " + ".join((r.get("params") or {}).get("proven_by") or []) or "not proven"
+            fam = counts.setdefault(r["family"], {})
+            fam[by] = fam.get(by, 0) + 1
+    return [f"portfolio {family}: " + ", ".join(f"{by} {n}" for by, n in sorted(c.items()))
+            for family, c in counts.items()]
 
 
 def _failure(row: dict) -> str:
