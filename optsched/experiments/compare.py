@@ -6,7 +6,11 @@ family's default method) on the same instance -- the normalised-objective bar ch
 papers use as their headline figure.
 
 A family tunes the comparison with its :class:`~optsched.family.CompareSpec` (methods to run,
-reference, figure labels).
+reference, bound, figure labels). The family's bound method (``CompareSpec.bound``, else
+``lower_bound``) runs on every instance too (issue 14 item 6): its value LB gives every method an
+``alg_lb`` = objective / LB, an upper bound on its distance from the unknown optimum. Methods that
+solve a relaxed model (``Method.relaxed``, e.g. preemptive baselines) get no ALG/LB: LB bounds the
+family's model, not theirs.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from optsched.experiments.ratios import _exc_text, _progress, versions
 from optsched.experiments.table import _align
 
 COMPARE_FIELDS = ("family", "preset", "seed", "method", "kind", "status", "objective", "relative",
-                  "runtime_s", "error")
+                  "lower_bound", "alg_lb", "runtime_s", "error")
+#: Time limit (s) of the bound method when the call has none (bounds at paper scale are LPs or
+#: cut loops that may not converge; what they have when stopped is still a valid bound).
+BOUND_TIME_LIMIT = 120.0
 
 
 def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limit=None,
@@ -52,20 +59,23 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
 
     spec = get_family(family)
     entries, reference = spec.compare_methods()
+    bound = spec.bound_method()
+    relaxed = {e.name for e in entries if e.relaxed}
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     rows = []
-    bar = _progress(progress, total=len(seed_list) * len(entries), initial=0)
+    runs = entries + ([bound] if bound is not None else [])
+    bar = _progress(progress, total=len(seed_list) * len(runs), initial=0)
     try:
         for seed in seed_list:
             inst = spec.generate(preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2
             instance_rows = []
-            for entry in entries:
-                instance_rows.append(_run(inst, entry, family, preset, seed, time_limit))
+            for entry in runs:
+                limit = time_limit
+                if entry is bound and limit is None:
+                    limit = BOUND_TIME_LIMIT
+                instance_rows.append(_run(inst, entry, family, preset, seed, limit))
                 bar.update(1)
-            ref = next((r["objective"] for r in instance_rows if r["method"] == reference), None)
-            for r in instance_rows:
-                if ref is not None and r["objective"] is not None and ref > 0:
-                    r["relative"] = r["objective"] / ref
+            _normalise(instance_rows, reference, relaxed)
             rows += instance_rows
     finally:
         bar.close()
@@ -84,6 +94,20 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
     return rows, table
 
 
+def _normalise(rows: list[dict], reference: str, relaxed: set[str]) -> None:
+    """Set ``relative`` (objective / the reference's, LB / it for the bound row) and ``alg_lb``
+    (objective / LB) on one instance's rows."""
+    ref = next((r["objective"] for r in rows if r["method"] == reference), None)
+    lb = max((r["lower_bound"] for r in rows if r["kind"] == "bound"
+              and r["lower_bound"] is not None), default=None)
+    for r in rows:
+        value = r["lower_bound"] if r["kind"] == "bound" else r["objective"]
+        if ref is not None and value is not None and ref > 0:
+            r["relative"] = value / ref
+        if lb is not None and lb > 0 and r["objective"] is not None and r["method"] not in relaxed:
+            r["alg_lb"] = r["objective"] / lb
+
+
 def _run(inst, entry, family, preset, seed, time_limit) -> dict:
     from optsched.registry import solve
 
@@ -100,7 +124,9 @@ def _run(inst, entry, family, preset, seed, time_limit) -> dict:
         row.update(status="error", error=_exc_text(exc), runtime_s=time.perf_counter() - start)
         return row
     objective = None if math.isinf(result.objective) else result.objective
-    row.update(status=result.status.value, objective=objective, runtime_s=result.runtime_s)
+    lb = result.lower_bound
+    row.update(status=result.status.value, objective=objective, runtime_s=result.runtime_s,
+               lower_bound=lb if lb is not None and math.isfinite(lb) else None)
     return row
 
 
@@ -111,19 +137,26 @@ def summarize_compare(rows: list[dict], reference: str) -> list[dict]:
         groups.setdefault(r["method"], []).append(r)
     out = []
     for method, group in groups.items():
-        objs = [r["objective"] for r in group if r["objective"] is not None]
+        bound = group[0]["kind"] == "bound"
+        objs = [r["lower_bound" if bound else "objective"] for r in group]
+        objs = [v for v in objs if v is not None]
         rel = [r["relative"] for r in group if r["relative"] is not None]
+        alg_lb = [r["alg_lb"] for r in group if r.get("alg_lb") is not None]
         times = [r["runtime_s"] for r in group if r["runtime_s"] is not None]
         out.append({
             "method": method, "kind": group[0]["kind"], "instances": len(group),
             "objective_mean": statistics.fmean(objs) if objs else None,
             "relative_mean": statistics.fmean(rel) if rel else None,
             "relative_min": min(rel) if rel else None, "relative_max": max(rel) if rel else None,
+            "alg_lb_mean": statistics.fmean(alg_lb) if alg_lb else None,
+            "alg_lb_max": max(alg_lb) if alg_lb else None,
             "runtime_median_s": statistics.median(times) if times else None,
-            "failures": sum(r["status"] in ("error", "violation") or r["objective"] is None
-                            for r in group),
+            "failures": sum(r["status"] in ("error", "violation")
+                            or r["lower_bound" if bound else "objective"] is None for r in group),
         })
-    out.sort(key=lambda s: (s["method"] != reference, s["kind"] != "algorithm"))
+    kinds = ("algorithm", "baseline", "bound")
+    out.sort(key=lambda s: (s["method"] != reference, kinds.index(s["kind"])
+                            if s["kind"] in kinds else 3))
     return out
 
 
@@ -133,26 +166,49 @@ def format_compare(rows: list[dict], reference: str) -> str:
         return "" if v is None else format(v, spec)
 
     header = ("method", "kind", "n", "mean objective", f"/ {reference}", "min", "max",
-              "median time s", "fail")
+              "ALG/LB mean", "max", "median time s", "fail")
+    summary = summarize_compare(rows, reference)
     lines = [(s["method"] + (" *" if s["method"] == reference else ""), s["kind"],
               str(s["instances"]), f(s["objective_mean"], ".6g"), f(s["relative_mean"], ".3f"),
               f(s["relative_min"], ".3f"), f(s["relative_max"], ".3f"),
+              f(s["alg_lb_mean"], ".3f"), f(s["alg_lb_max"], ".3f"),
               f(s["runtime_median_s"], ".3f"), str(s["failures"]))
-             for s in summarize_compare(rows, reference)]
+             for s in summary]
     text = _align(header, lines, right_from=2)
     if rows:
         r0 = rows[0]
         n = len({r["seed"] for r in rows})
         notes = [f"{r0['family']}, preset {r0['preset']}, {n} seed(s); * = the paper's algorithm; "
-                 f"relative = objective / {reference} on the same instance (> 1 is worse)."]
+                 f"relative = objective / {reference} on the same instance (> 1 is worse); the "
+                 f"bound row shows LB / {reference}."]
+        notes += _bound_notes(rows, summary)
     else:
         notes = ["no rows"]
     for r in rows:
-        if r["status"] in ("error", "violation") or (r["objective"] is None and r["error"]):
+        what = "lower_bound" if r["kind"] == "bound" else "objective"
+        if r["status"] in ("error", "violation") or (r[what] is None and r["error"]):
             notes.append(f"  {r['method']} seed {r['seed']}: {r['error']}")
-        elif r["objective"] is None:
-            notes.append(f"  {r['method']} seed {r['seed']}: no schedule (status {r['status']})")
+        elif r[what] is None:
+            missing = "bound" if r["kind"] == "bound" else "schedule"
+            notes.append(f"  {r['method']} seed {r['seed']}: no {missing} (status {r['status']})")
     return text + "\n\n" + "\n".join(notes)
+
+
+def _bound_notes(rows: list[dict], summary: list[dict]) -> list[str]:
+    """Which bound gave ALG/LB, and the best method's gap (issue 14 item 6)."""
+    bounds = [r for r in rows if r["kind"] == "bound"]
+    if not bounds:
+        return ["ALG/LB: the family registers no bound method."]
+    statuses = sorted({r["status"] for r in bounds})
+    ranked = [s for s in summary if s["alg_lb_mean"] is not None]
+    notes = [f"ALG/LB = objective / the lower bound of `{bounds[0]['method']}` on the same instance "
+             f"(status {', '.join(statuses)}); an upper bound on ALG/OPT. Relaxed-model methods get "
+             f"none."]
+    if ranked:
+        best = min(ranked, key=lambda s: s["alg_lb_mean"])
+        notes.append(f"best ALG/LB: {best['method']} {best['alg_lb_mean']:.3f} (mean), "
+                     f"{best['alg_lb_max']:.3f} (max).")
+    return notes
 
 
 def write_compare_csv(rows: list[dict], path: str | Path) -> None:

@@ -83,11 +83,16 @@ def plot_compare(rows: list[dict], path: str | Path, family: str, reference: str
                  title: str | None = None, ylabel: str | None = None) -> None:
     """``compare.png``: mean objective of every method relative to the paper's algorithm
     (``reference`` = 1), one bar per method with min-max whiskers over seeds, the paper's algorithm
-    first -- the shape of the papers' headline figures (normalised objective per scheduler)."""
+    first -- the shape of the papers' headline figures (normalised objective per scheduler); the
+    family's lower bound (the ``bound`` rows) as a dashed line."""
     plt = _pyplot()
     methods: dict[str, list[float]] = {}
     kinds: dict[str, str | None] = {}
+    bound = [r["relative"] for r in rows if r.get("kind") == "bound"
+             and r.get("relative") is not None and math.isfinite(r["relative"])]
     for row in rows:
+        if row.get("kind") == "bound":
+            continue
         rel = row.get("relative")
         if rel is None or not math.isfinite(rel):
             methods.setdefault(row["method"], [])
@@ -114,6 +119,10 @@ def plot_compare(rows: list[dict], path: str | Path, family: str, reference: str
             ax.annotate(f"{m:.2f}", (x, m / 2), ha="center", va="center", fontsize=8,
                         color="white")
     ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle=":")
+    if bound:   # the family's lower bound, relative to the same reference (mean over seeds)
+        ax.axhline(sum(bound) / len(bound), color="C2", linewidth=1.2, linestyle="--",
+                   label="lower bound")
+        ax.legend(fontsize=8, loc="upper left")
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
     ax.set_ylabel(ylabel or f"objective / {reference}")
     ax.set_title(title or f"{family}: objective normalised to {reference}", fontsize=10)
