@@ -8,8 +8,7 @@ A_mincost1 reading; Theorem 5 (ALG <= 4 alpha OPT) and ALG/OPT per reading on ti
 "alpha close to 4" (Theorem 5's alpha at paper scale, seeds 0-2, both architectures); Fig. 4
 (larger F, larger objective) per reading on tiny seeds 0-3. The ">= 30 % better than the
 baselines" claim (E3) needs paper-scale runs of ``optsched compare elastic_cluster``: pass their
-compare.csv files with ``--compare`` (one per run); without them the entry keeps the numbers of
-docs/errata.md E3 for the readings measured there.
+compare.csv files with ``--compare`` (one per run); without them that claim is left out.
 """
 
 from __future__ import annotations
@@ -21,6 +20,8 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+
+from claims import label
 
 from optsched import generate, solve
 from optsched.problems.elastic_cluster import Instance
@@ -47,16 +48,17 @@ def theorem1() -> dict:
                           inst.price_base ** (beta / inst.cap[:, :, None]) - 1)
 
     exact = mincost_distributed_ps(state(), 0, exact=True).cost
-    readings = {}
+    readings, holds = {}, []
     for name, literal in (("a_online", False), ("a_online_literal_pricing", True)):
         got = mincost_distributed_ps(state(), 0, literal=literal).cost
+        holds.append(got <= exact * (1 + 1e-9))
         step = job_best(state(), 0, "literal" if literal else "paper").cost
         readings[name] = (f"Alg. 4 cost {got:.3f} vs optimum {exact:.3f} (+{got / exact - 1:.0%}); "
                           f"per-job step {step:.3f}")
     readings["a_online_exact_pricing"] = f"exact A_mincost1 (the fix, not the paper's): {exact:.3f}"
     return {"paper": PAPER, "claim": "Theorem 1: A_mincost1 (Alg. 4) solves the per-job problem "
                                      "(13) optimally",
-            "verdict": "refuted under every reading", "readings": readings,
+            "verdict": label(holds), "readings": readings,
             "detail": "tests/data/elastic_cluster/mincost1_counterexample.json; with and without "
                       "the digest's fix #11 (Alg. 4 line 19) the greedy is 18 % above the optimum "
                       "(errata E1)."}
@@ -80,27 +82,33 @@ def tiny_ratios(seeds=range(8)) -> tuple[dict, dict]:
 def theorem5(ratios: dict, bound_ok: dict) -> dict:
     readings = {n: f"ALG/OPT mean {statistics.mean(ratios[n]):.2f}, max {max(ratios[n]):.2f} "
                    f"(4 alpha >= 44); bound held: {bound_ok[n]}" for n in GUARANTEED}
-    ok = all(bound_ok.values())
     return {"paper": PAPER, "claim": "Theorem 5: A_online is 4 alpha-competitive for sum w_j c_j",
-            "verdict": "reproduced" if ok else "reading-dependent", "readings": readings,
+            "verdict": label(list(bound_ok.values())), "readings": readings,
             "detail": "tiny seeds 0-7 against the exact optimum (HiGHS, gap 0); the bound is loose "
                       "(ALG/OPT 4-24 against 4 alpha = 44-96); readings without Theorem 5's alpha "
                       "carry no guarantee."}
 
 
+#: "Close to 4": alpha at most twice 4.
+CLOSE_TO_4 = 8.0
+
+
 def alpha_claim() -> dict:
-    readings = {}
+    """Theorem 5's alpha (eq. (6)) at paper scale, both architectures. ``a_online_alpha4`` sets
+    alpha = 4 by definition (a reading of the claim, not a measurement) and is not counted."""
+    readings, holds = {}, []
     for arch in ("ps", "allreduce"):
         alphas = [theorem_alpha(generate("elastic_cluster", "paper", s, architecture=arch))
                   for s in range(3)]
-        readings[f"a_online ({arch})"] = f"Theorem 5's alpha = {alphas} (paper seeds 0-2)"
-    readings["a_online_per_round"] = "per-round alpha 34-209 (PS), 111-234 (all-reduce), seed 0"
-    readings["a_online_alpha4"] = "alpha = 4 by definition: the reading, not a measurement"
+        holds.append(max(alphas) <= CLOSE_TO_4)
+        readings[f"a_online ({arch})"] = (f"Theorem 5's alpha = {[round(a) for a in alphas]} "
+                                          f"(paper seeds 0-2)")
     return {"paper": PAPER, "claim": "Sec. 5.3: the typical value of alpha is close to 4",
-            "verdict": "refuted under every reading", "readings": readings,
-            "detail": "alpha of eq. (6) is about gamma ln(w(J)/w_min) with gamma = 2 ln lambda = 36; "
-                      "both formula readings give alpha >= 34; the number of sub-rounds A_dual "
-                      "used was 1 in every round (errata E2). generate('paper', seed)."}
+            "verdict": label(holds), "readings": readings,
+            "detail": f"counted as close when alpha <= {CLOSE_TO_4:g}. alpha of eq. (6) is about "
+                      "gamma ln(w(J)/w_min) with gamma = 2 ln lambda; the per-round reading's alpha "
+                      "(34-234 at seed 0) is in errata E2; a_online_alpha4 sets alpha = 4 by "
+                      "definition and is not counted. generate('paper', seed)."}
 
 
 def f_claim(seeds=range(4), factors=(1.0, 10.0, 100.0, 1000.0)) -> dict:
@@ -120,8 +128,7 @@ def f_claim(seeds=range(4), factors=(1.0, 10.0, 100.0, 1000.0)) -> dict:
         readings[name] = "sum w c for F x " + ", ".join(f"{f:g}" for f in factors) + ": " + \
             ", ".join(f"{t:.0f}" for t in trend)
     up = [n for n, g in grows.items() if g]
-    verdict = ("reproduced" if len(up) == len(READINGS) else
-               "reading-dependent" if up else "refuted under every reading")
+    verdict = label(list(grows.values()))
     return {"paper": PAPER, "claim": "Fig. 4: a larger F gives a larger total weighted completion "
                                      "time",
             "verdict": verdict, "readings": readings,
@@ -129,36 +136,37 @@ def f_claim(seeds=range(4), factors=(1.0, 10.0, 100.0, 1000.0)) -> dict:
                       "(F enters only lambda, hence alpha and the alpha tau_i windows)."}
 
 
-def e3_claim(paths: list[str]) -> dict:
+#: "At least 30 % better": the reading's mean objective is at most this share of a baseline's.
+BETTER_BY = 0.7
+
+
+def e3_claim(paths: list[str]) -> dict | None:
+    """Sec. 7 from paper-scale ``optsched compare elastic_cluster --out DIR`` runs (their
+    compare.csv files): per reading, mean sum w c against every baseline's on the same seeds.
+    Without runs the claim is left out of the JSON (it is never filled in by hand)."""
     rows = []
     for p in paths:
         with open(p) as fh:
-            rows += list(csv.DictReader(fh))
-    readings: dict[str, str] = {}
-    if rows:
-        by: dict[str, list[float]] = {}
-        for r in rows:
-            value = r.get("objective") or r.get("sum") or ""
-            if value not in ("", "None"):
-                by.setdefault(r["method"], []).append(float(value))
-        drf = statistics.mean(by.get("drf", [float("nan")]))
-        for name in READINGS:
-            if name in by:
-                readings[name] = f"sum w c / drf's = {statistics.mean(by[name]) / drf:.2f}"
-    else:
-        readings = {
-            "a_online": "175x a_online_compact (PS), 139x (all-reduce); drf 0.70x / 0.54x",
-            "a_online_compact": "PS: beats fifo (1.74), antman (1.52), tiresias (1.98), loses to "
-                                "drf (0.70); all-reduce: loses to fifo 0.69, drf 0.54, antman 0.84",
-            "a_online_eft": "PS 0.84, all-reduce 0.69 of a_online_compact: still above drf",
-        }
+            rows += [r for r in csv.DictReader(fh) if r.get("objective") not in ("", "None", None)]
+    if not rows:
+        return None
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        by.setdefault(r["method"], []).append(float(r["objective"]))
+    seeds = sorted({int(r["seed"]) for r in rows})
+    readings, holds = {}, []
+    for name in READINGS:
+        if name not in by:
+            continue
+        mine = statistics.mean(by[name])
+        shares = {b: mine / statistics.mean(by[b]) for b in BASELINES if b in by}
+        holds.append(all(v <= BETTER_BY for v in shares.values()))
+        readings[name] = ", ".join(f"{b} {v:.2f}x" for b, v in shares.items()) + " (ALG / baseline)"
     return {"paper": PAPER, "claim": "Sec. 7: A_online beats FIFO, DRF, AntMan and Tiresias by "
                                      ">= 30 %",
-            "verdict": "refuted under every reading", "readings": readings,
-            "detail": "paper scale (generate('paper', seed), J = 100, H = 150): DRF has the lower "
-                      "sum w c under every reading measured; the paper-window readings (Theorem 5 "
-                      "alpha, per-round alpha, alpha = 4) pay the idle alpha tau_i windows, whose "
-                      "floor is above DRF (errata E3)."}
+            "verdict": label(holds), "readings": readings,
+            "detail": f"errata E3; paper preset (J = 100, H = 150), seeds {seeds}, mean sum w c; "
+                      f"holds when ALG <= {BETTER_BY} x every baseline."}
 
 
 def main() -> None:
@@ -166,8 +174,10 @@ def main() -> None:
     ap.add_argument("--compare", nargs="*", default=[], help="compare.csv files (paper scale)")
     args = ap.parse_args()
     ratios, bound_ok = tiny_ratios()
-    claims = [theorem1(), theorem5(ratios, bound_ok), alpha_claim(), f_claim(),
-              e3_claim(args.compare)]
+    claims = [theorem1(), theorem5(ratios, bound_ok), alpha_claim(), f_claim()]
+    e3 = e3_claim(args.compare)
+    if e3 is not None:
+        claims.append(e3)
     claims[1]["readings"].update({n: f"ALG/OPT mean {statistics.mean(ratios[n]):.2f}, max "
                                      f"{max(ratios[n]):.2f} (no guarantee)"
                                   for n in READINGS if n not in GUARANTEED})
