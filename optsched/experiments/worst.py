@@ -365,26 +365,30 @@ def op_remove(doc, ctx: Ctx):
     return doc
 
 
-def op_swap(doc, ctx: Ctx):
-    """Two elements of a list swapped (orders and tie-breaks by index)."""
-    paths = [p for p in _lists(doc) if len(_get(doc, p)) >= 2]
-    path = _pick(ctx.rng, paths)
+def _two_elements(doc, ctx: Ctx):
+    """A random list of ``doc`` with at least two elements and two distinct indices in it."""
+    path = _pick(ctx.rng, [p for p in _lists(doc) if len(_get(doc, p)) >= 2])
     if path is None:
         return None
     items = _get(doc, path)
     i, j = ctx.rng.choice(len(items), size=2, replace=False)
+    return items, i, j
+
+
+def op_swap(doc, ctx: Ctx):
+    """Two elements of a list swapped (orders and tie-breaks by index)."""
+    if (pick := _two_elements(doc, ctx)) is None:
+        return None
+    items, i, j = pick
     items[i], items[j] = items[j], items[i]
     return doc
 
 
 def op_replace(doc, ctx: Ctx):
     """A list element overwritten by a copy of another (a copy that keeps the size)."""
-    paths = [p for p in _lists(doc) if len(_get(doc, p)) >= 2]
-    path = _pick(ctx.rng, paths)
-    if path is None:
+    if (pick := _two_elements(doc, ctx)) is None:
         return None
-    items = _get(doc, path)
-    i, j = ctx.rng.choice(len(items), size=2, replace=False)
+    items, i, j = pick
     items[j] = _copy(items[i])
     return doc
 
