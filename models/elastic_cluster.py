@@ -1,6 +1,16 @@
 """Pyomo formulations of Zhou et al. (seeds/000), digest Sec. 3.
 
-- :func:`build_offline` — the offline problem (2) (PS) / (15) (all-reduce) as an exact MILP by
+- :func:`build_exact` — the model of the ``exact`` method (issue 14): (2) / (15) as a
+  time-indexed MILP over each job's non-dominated placements (:func:`job_patterns`: a
+  configuration plus its worker and PS vectors), X_{jlt} = job j runs placement l from slot t,
+  capacity rows per (server, resource, slot) with no big-M, per-job start windows from a feasible
+  schedule's cost (:func:`latest_completions`), symmetry breaking between identical servers
+  (:func:`exact_patterns`) and a MIP start from a verified schedule (:func:`set_start`). Exact for
+  the dominance facts below (each placement of verify is dominated by a pattern: tested against
+  the brute-force oracle).
+- :func:`build_offline` — the previous exact model, kept as the independent cross-check of
+  :func:`build_exact` in the tests and as the body of :func:`build_batch`: the offline problem
+  (2) (PS) / (15) (all-reduce) as an exact MILP by
   enumerating configurations kappa = (m, p, q, N, d) so that rho, d and the products in (2f), (2h)
   and the objective become parameters (digest Sec. 3.2, constraints M1-M12 with M9). Time-indexed,
   integral slots 1..T_max; exact for every optimal schedule when T_max = :func:`safe_horizon`
@@ -30,6 +40,7 @@ in ``optsched.solvers.elastic_cluster``). :func:`offline_size` estimates the siz
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
@@ -46,27 +57,31 @@ from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo
 
 
 def safe_horizon(inst: Instance, upper_bound: float) -> int:
-    """T_max such that every optimal schedule completes all jobs by T_max + 1.
+    """T_max such that every optimal schedule completes all jobs by T_max + 1: the largest of
+    :func:`latest_completions` minus one."""
+    return max(latest_completions(inst, upper_bound), default=1) - 1
 
-    With S = ``upper_bound`` the cost of a feasible schedule (the solvers pass the best of their
-    heuristics and the serial schedule, every job alone in its fastest configuration) and
-    l_i = a_i + d_i^min, an optimal schedule has w_j c_j <= S - sum_{i != j} w_i l_i for every j.
+
+def latest_completions(inst: Instance, upper_bound: float) -> list[int]:
+    """Per job j the latest completion slot c_j of any schedule costing at most ``upper_bound``.
+
+    With S = ``upper_bound`` the cost of a feasible schedule (the solvers pass their best
+    heuristic's) and l_i = a_i + d_i^min, such a schedule has w_j c_j <= S - sum_{i != j} w_i l_i.
     d_i^min is the shortest duration of a configuration that passes the model's own pruning
     (:func:`model_configs`), a relaxation of "fastest schedule alone" that does not depend on the
     placement heuristics; the bound is rounded up with ``at_most`` so float noise never cuts off a
     completion slot."""
-    cost = upper_bound
     low = [job.arrival + min(c[4] for c in model_configs(inst, j, math.inf))
            for j, job in enumerate(inst.jobs)]
     total = sum(job.weight * l for job, l in zip(inst.jobs, low))
-    last = 0
+    out = []
     for job, l in zip(inst.jobs, low):
-        bound = (cost - total + job.weight * l) / job.weight  # the latest c_j
+        bound = (upper_bound - total + job.weight * l) / job.weight  # the latest c_j
         c = math.floor(bound)
         if tolerance.at_most(c + 1, bound):
             c += 1
-        last = max(last, c - 1)
-    return last
+        out.append(c)
+    return out
 
 
 # ------------------------------------------------------------------------------- configurations
@@ -321,6 +336,223 @@ def extract_plans(inst: Instance, m: pyo.ConcreteModel) -> dict:
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
     """The Schedule of a solved :func:`build_offline` model."""
     plans = extract_plans(inst, m)
+    return Schedule(tuple(plans[j] for j in range(len(inst.jobs))))
+
+
+# ------------------------------------------------------------- time-indexed pattern MILP (exact)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One non-dominated single-job placement of job j: configuration (m, p, q, N, d), workers and
+    PSs per server, and its per-slot use (H x R, flattened row-major) while it runs."""
+
+    config: tuple
+    workers: tuple
+    ps: tuple
+    use: tuple
+
+    @property
+    def duration(self) -> int:
+        return self.config[4]
+
+
+def pattern_bound(inst: Instance, max_len: float) -> int:
+    """An upper bound on the placements :func:`job_patterns` scans over all jobs, counted without
+    enumerating them (q = 1: H per configuration; q = 0: the compositions of N over H servers
+    times H PS servers for PS, times 1 for all-reduce)."""
+    H, total = inst.n_servers, 0
+    for j in range(len(inst.jobs)):
+        for w, p, q, n, d in model_configs(inst, j, max_len):
+            total += H if q == 1 else math.comb(n + H - 1, H - 1) * (H if inst.is_ps else 1)
+    return total
+
+
+def job_patterns(inst: Instance, j: int, max_len: float) -> list[Pattern]:
+    """The placements of job j (configurations with d <= ``max_len``) that fit alone and that no
+    other placement dominates, shortest first (digest Sec. 3.2 facts 1-3, Sec. 3.4).
+
+    A placement is dominated when another one has d' <= d and uses no more of every (server,
+    resource) (ties: the first kept): running it instead, with the same start, occupies a subset
+    of the slots with no larger loads and completes no later. Placements are those of
+    :func:`enumerate_columns` (q = 1: N workers + 1 PS on one server; q = 0: every worker vector,
+    PS on one server, the fewest PSs verify's (2i) accepts); the single-job fit is verify's
+    ``at_most`` (use <= ``cap_limit``). Memoised per instance and ``max_len``."""
+    table = memo(inst, "model_patterns")
+    if (j, max_len) not in table:
+        raw = []
+        for c in model_configs(inst, j, max_len):
+            for workers, ps in _placements(inst, *c[:4]):
+                use = _use(inst, c[0], c[1], workers, ps)
+                if (use <= inst.cap_limit).all():
+                    raw.append(Pattern(c, workers, ps, tuple(float(x) for x in use.ravel())))
+        table[j, max_len] = _non_dominated(raw)
+    return table[j, max_len]
+
+
+def _use(inst: Instance, w: int, p: int, workers, ps) -> np.ndarray:
+    """Per-slot use H x R of a placement (verify's ``_usage``)."""
+    use = np.outer(workers, inst.e[w])
+    return use + np.outer(ps, inst.z[p]) if inst.is_ps else use
+
+
+def _non_dominated(raw: list[Pattern]) -> list[Pattern]:
+    kept: list[Pattern] = []
+    uses: list[np.ndarray] = []
+    for pat in sorted(raw, key=lambda x: (x.duration, sum(x.use))):
+        use = np.array(pat.use)
+        if not any((u <= use).all() for u in uses):  # every kept one is no longer
+            kept.append(pat)
+            uses.append(use)
+    return kept
+
+
+def server_classes(inst: Instance) -> list[list[int]]:
+    """Groups (size >= 2) of servers with identical capacity rows: permuting them maps schedules
+    to schedules of the same cost."""
+    groups: dict = {}
+    for h, row in enumerate(inst.capacity):
+        groups.setdefault(tuple(row), []).append(h)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _sorted_on_classes(inst: Instance, pat: Pattern, classes) -> bool:
+    """True when the pattern's use rows are lexicographically non-increasing along each class of
+    identical servers (symmetry breaking: one job's placement fixes the servers' order)."""
+    rows = np.array(pat.use).reshape(inst.n_servers, inst.n_res)
+    return all(tuple(rows[a]) >= tuple(rows[b]) for g in classes for a, b in zip(g, g[1:]))
+
+
+def exact_patterns(inst: Instance, last: list[int]) -> dict[int, list[Pattern]]:
+    """job -> the patterns :func:`build_exact` uses when job j completes by ``last[j]`` + 1
+    (:func:`latest_completions` minus one: its last usable slot). The job of largest
+    weight (then lowest index) keeps only patterns sorted on every class of identical servers
+    (:func:`server_classes`): any schedule becomes one of these by permuting identical servers,
+    which keeps its cost and feasibility."""
+    out = {j: job_patterns(inst, j, last[j] - job.arrival + 1) for j, job in enumerate(inst.jobs)}
+    classes = server_classes(inst)
+    if classes and inst.jobs:
+        lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))
+        out[lead] = [p for p in out[lead] if _sorted_on_classes(inst, p, classes)]
+    return out
+
+
+def exact_size(patterns: dict, inst: Instance, last: list[int]) -> dict[str, int]:
+    """Size of :func:`build_exact`'s model: ``binaries`` (X_{jlt}) and ``terms``, the linear
+    terms of its rows (one in the job's assignment row and in the objective, and one per running
+    slot, server and resource used in the capacity rows)."""
+    binaries = terms = 0
+    for j, pats in patterns.items():
+        for pat in pats:
+            starts = max(0, last[j] - pat.duration + 2 - inst.jobs[j].arrival)
+            binaries += starts
+            terms += starts * (2 + pat.duration * sum(1 for x in pat.use if x > 0))
+    return {"binaries": binaries, "terms": terms}
+
+
+def build_exact(inst: Instance, last: list[int], patterns: dict | None = None) -> pyo.ConcreteModel:
+    """Time-indexed MILP of (2) / (15) over non-dominated placements (issue 14), the model of
+    ``exact``: X_{jlt} = 1 when job j runs pattern l (:func:`exact_patterns`) from slot t,
+
+        min  sum_j w_j sum_{l,t} (t + d_l) X_{jlt}                     objective of (2)
+        s.t. sum_{l,t} X_{jlt} = 1                              for all j      (2a)
+             sum_{j,l} sum_{t' in (t - d_l, t]} u_l^{hr} X_{jlt'} <= C_h^r + slack  (2h)/(15b)
+             X_{jlt} = 0 unless a_j <= t and t + d_l - 1 <= last_j          (2j)
+
+    Every per-job constraint ((2b)-(2g), (2i), (14)) holds inside a pattern; capacity rows use
+    ``cap_limit`` (verify's ``at_most``), so the model accepts every load verify accepts. Exact
+    with ``last`` = :func:`latest_completions` - 1 (of a feasible schedule's cost) by the
+    dominance of :func:`job_patterns` and the symmetry of :func:`exact_patterns`. Unlike :func:`build_offline` there is no big-M: the LP relaxation is
+    the time-indexed packing LP (the per-horizon version of (8)), much tighter than M11's."""
+    pats = exact_patterns(inst, last) if patterns is None else patterns
+    m = pyo.ConcreteModel(name="elastic_cluster_exact")
+    m.pat = pats
+    index = [(j, l, t) for j, ps in pats.items() for l, pat in enumerate(ps)
+             for t in range(inst.jobs[j].arrival, last[j] - pat.duration + 2)]
+    m.JLT = pyo.Set(initialize=index, dimen=3, ordered=True)
+    m.X = pyo.Var(m.JLT, domain=pyo.Binary)
+    rows: dict[int, list] = {j: [] for j in pats}
+    for j, l, t in index:
+        rows[j].append(m.X[j, l, t])
+    m.one = pyo.Constraint(list(pats), rule=lambda _, j: sum(rows[j]) == 1)
+    _pattern_capacity(m, inst, pats, index, max(last, default=0))
+    m.obj = pyo.Objective(expr=sum(inst.jobs[j].weight * (t + pats[j][l].duration) * m.X[j, l, t]
+                                   for j, l, t in index), sense=pyo.minimize)
+    return m
+
+
+def _pattern_capacity(m, inst: Instance, pats, index, horizon: int) -> None:
+    """(2h) / (15b) per server, resource and slot, only where the jobs' largest uses together
+    could exceed C + slack (elsewhere the row is redundant)."""
+    H, R = inst.n_servers, inst.n_res
+    cap = inst.cap_limit
+    most = np.zeros((H, R))
+    for ps in pats.values():
+        if ps:
+            most += np.max([np.array(p.use).reshape(H, R) for p in ps], axis=0)
+    cells = [(h, r) for h in range(H) for r in range(R) if most[h, r] > cap[h, r]]
+    load: dict = {(h, r, t): [] for h, r in cells for t in range(1, horizon + 1)}
+    for j, l, t0 in index:
+        pat = pats[j][l]
+        for h, r in cells:
+            u = pat.use[h * R + r]
+            if u > 0:
+                for t in range(t0, t0 + pat.duration):
+                    load[h, r, t].append((u, m.X[j, l, t0]))
+    keys = [k for k, v in load.items() if len(v) > 1]
+    m.cap = pyo.Constraint(keys, rule=lambda _, h, r, t: sum(
+        u * x for u, x in load[h, r, t]) <= float(cap[h, r]))
+
+
+def set_start(model: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> int:
+    """Set :func:`build_exact`'s X from a verified ``schedule`` (a MIP start for
+    ``solve_model(..., warm_start=True)``); returns the number of jobs set.
+
+    Each plan maps to a pattern that dominates it: same start, d_l <= its duration and no larger
+    use on every (server, resource) -- feasible whenever the schedule is (fewer slots, smaller
+    loads) and no more costly. A plan whose pattern is cut by the symmetry breaking or the horizon
+    has no such pattern; its job is left unset (HiGHS completes a partial start, or drops it), and
+    servers of a class are first permuted so that the lead job's placement is sorted. Every X is
+    set (0 or 1) for the jobs that are set."""
+    plans = _permuted(inst, model.pat, schedule.plans)
+    chosen = {}
+    for j, plan in enumerate(plans):
+        use = _use(inst, plan.worker_type, plan.ps_type, plan.workers, plan.ps).ravel()
+        for l, pat in enumerate(model.pat[j]):
+            if pat.duration <= plan.duration and (np.array(pat.use) <= use).all() \
+                    and (j, l, plan.start) in model.X:
+                chosen[j] = (l, plan.start)
+                break
+    for j, l, t in model.JLT:
+        if j in chosen:
+            model.X[j, l, t].set_value(1 if chosen[j] == (l, t) else 0)
+    return len(chosen)
+
+
+def _permuted(inst: Instance, pats, plans) -> list[Plan]:
+    """``plans`` with identical servers renumbered so that the lead job's use rows are sorted
+    (the order :func:`exact_patterns` keeps)."""
+    classes = server_classes(inst)
+    if not classes:
+        return list(plans)
+    lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))
+    p = plans[lead]
+    rows = _use(inst, p.worker_type, p.ps_type, p.workers, p.ps)
+    perm = list(range(inst.n_servers))
+    for g in classes:
+        for pos, h in zip(g, sorted(g, key=lambda h: tuple(-x for x in rows[h]))):
+            perm[pos] = h  # new server pos holds old server h
+    return [dataclasses.replace(pl, workers=tuple(pl.workers[h] for h in perm),
+                                ps=tuple(pl.ps[h] for h in perm)) for pl in plans]
+
+
+def extract_exact(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
+    """The Schedule of a solved :func:`build_exact` model."""
+    plans: dict[int, Plan] = {}
+    for j, l, t in m.JLT:
+        if pyo.value(m.X[j, l, t]) > 0.5:
+            w, p, q, n, d = m.pat[j][l].config
+            plans[j] = Plan(t, d, w, p, q, m.pat[j][l].workers, m.pat[j][l].ps)
     return Schedule(tuple(plans[j] for j in range(len(inst.jobs))))
 
 

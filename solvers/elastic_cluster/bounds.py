@@ -1,11 +1,12 @@
 """The exact method and the lower bound of seed 000 (Zhou et al.), and the serial schedule that
 bounds the exact model's horizon.
 
-- :func:`exact`: the configuration MILP of (2) / (15) (:func:`optsched.models.elastic_cluster.
-  build_offline`) on T_max = :func:`~optsched.models.elastic_cluster.safe_horizon`, whose cost
-  bound is the best of FIFO, DRF, compact A_online and :func:`serial_schedule`. One deadline
-  covers the heuristics, the model's construction and the HiGHS solve; a model too large to build
-  in the time left is not built (status ``time_limit``, the best heuristic schedule returned).
+- :func:`exact`: the time-indexed pattern MILP of (2) / (15) (:func:`optsched.models.
+  elastic_cluster.build_exact`, issue 14), each job's start window bounded by the cost of the
+  best of FIFO, DRF, compact A_online, :func:`serial_schedule` and :func:`greedy_patterns`, which
+  is also HiGHS' MIP start. One deadline covers the heuristics, the model's construction and the
+  HiGHS solve; a model too large to build in the time left is not built (status ``time_limit``,
+  the best heuristic schedule returned), and the result is never worse than that schedule.
 - :func:`lower_bound`: sum_j w_j (a_j + d_j^min), every job alone in its fastest schedule.
 
 Pyomo, HiGHS and the models are imported inside the functions that use them, so importing the
@@ -19,6 +20,9 @@ import time
 from typing import Any
 
 from optsched.deadline import MIN_SLICE, NEVER, Deadline
+import numpy as np
+
+from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.aonline import COMPACT, a_online
@@ -53,10 +57,12 @@ def serial_schedule(inst: Instance, deadline: Deadline = NEVER) -> Schedule | No
 
 
 def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Optimal schedule of (2) / (15) from the configuration MILP (digest Sec. 3.2), gap 0.
+    """Optimal schedule of (2) / (15) from the time-indexed pattern MILP (issue 14), gap 0.
 
     The horizon T_max = ``safe_horizon`` uses the cost of the best of FIFO, DRF, compact A_online
-    (each checked by verify) and the serial schedule; every step runs within ``deadline``.
+    (each checked by verify) and the serial schedule; that best schedule is also HiGHS' MIP
+    start (:func:`~optsched.models.elastic_cluster.set_start`); every step runs within
+    ``deadline``.
 
     Parameters
     ----------
@@ -64,9 +70,9 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         The instance.
     deadline
         Bounds the heuristics, the model's construction and the solve. When it expires before
-        the model is solved, or the model (:func:`~optsched.models.elastic_cluster.offline_size`)
+        the model is solved, or the model (:func:`~optsched.models.elastic_cluster.exact_size`)
         is too large to build in the time left, the status is ``time_limit`` and the schedule is
-        the best one found (HiGHS' incumbent or the best heuristic's).
+        the best one found (HiGHS' incumbent or the best heuristic's, whichever costs less).
     seed
         HiGHS' random seed.
 
@@ -74,14 +80,18 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     -------
     Outcome
         Through :func:`optsched.solvers.highs.report_outcome`: the model's objective in
-        ``model_objective``, HiGHS' dual bound as ``lower_bound``; ``info`` adds the horizon and
-        the number of binaries.
+        ``model_objective``, HiGHS' dual bound as ``lower_bound``; ``info`` adds the horizon, the
+        number of binaries and patterns, the build time and the warm start's cost. The schedule
+        is never worse than the best heuristic's.
 
     Notes
     -----
-    Exact for the model the family defines (time-indexed, integral slots; dominance facts 1-3 of
-    the model's docstring), tested against brute force and metamorphically. Sec. 3.3 of the paper
-    calls (2) without (2b), (2d) a MILP; it is not (errata E4), hence the configurations.
+    Exact for the model the family defines (time-indexed, integral slots; dominance of
+    :func:`~optsched.models.elastic_cluster.job_patterns`, symmetry of identical servers), tested
+    against brute force, against the configuration MILP
+    (:func:`~optsched.models.elastic_cluster.build_offline`, the previous ``exact``) and against
+    ``exact_cp``. Sec. 3.3 of the paper calls (2) without (2b), (2d) a MILP; it is not (errata
+    E4), hence the enumerated placements.
 
     Examples
     --------
@@ -90,10 +100,126 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     'optimal'
     """
     from optsched.models import elastic_cluster as em
-    from optsched.solvers.highs import report_outcome, solve_model
+    from optsched.solvers.highs import solve_model
 
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
+    start = _incumbent(inst, deadline)
+    if isinstance(start, Outcome):
+        return start
+    best, upper = start
+    horizon = em.safe_horizon(inst, upper)
+    scanned = em.pattern_bound(inst, horizon)
+    if scanned > MAX_SCAN:
+        return _no_model(best, f"size: {scanned} placements to scan (more than {MAX_SCAN})",
+                         horizon=horizon)
+    found = greedy_patterns(inst, horizon, deadline)
+    if found is not None and found[1] < upper:
+        best, upper = found
+    if deadline.expired():
+        return _no_model(best, "deadline: expired in the pattern list scheduling")
+    last = [c - 1 for c in em.latest_completions(inst, upper)]
+    horizon = max(last)
+    patterns = em.exact_patterns(inst, last)
+    size = em.exact_size(patterns, inst, last)
+    build = BUILD_FIXED + BUILD_PER_TERM * size["terms"]
+    handoff = HANDOFF_FIXED + HANDOFF_PER_TERM * size["terms"]
+    left = deadline.remaining()
+    if left is not None and left < build + handoff + MIN_SLICE:
+        return _no_model(best, f"deadline: the model ({size['binaries']} binaries, "
+                               f"{size['terms']} terms, horizon {horizon}) cannot be built and "
+                               f"handed to HiGHS in the {left:.3g} s left (estimate "
+                               f"{build + handoff:.3g} s)", horizon=horizon, **size)
+    clock = time.perf_counter()
+    m = em.build_exact(inst, last, patterns)
+    started = em.set_start(m, inst, best) if best is not None else 0
+    built = time.perf_counter() - clock
+    left = deadline.remaining()
+    limit = None if left is None else max(MIN_SLICE, left - handoff)  # HiGHS' share
+    rep = solve_model(m, time_limit=limit, seed=seed, warm_start=started > 0)
+    info = {"horizon": horizon, "binaries": len(m.X), "build_s": built, "warm_start_jobs": started,
+            "warm_start_cost": upper, "patterns": sum(map(len, patterns.values()))}
+    return _better(inst, rep, lambda: em.extract_exact(inst, m), best, upper, info)
+
+
+def greedy_patterns(inst: Instance, horizon: int,
+                    deadline: Deadline = NEVER) -> tuple[Schedule, float] | None:
+    """A good schedule for :func:`exact`'s horizon and MIP start: list scheduling over the
+    non-dominated placements (:func:`~optsched.models.elastic_cluster.job_patterns` with d <=
+    ``horizon``) -- jobs in turn, each in the placement and start that complete it first on the
+    slots left free -- for three orders (w_j / d_j^min, w_j, a_j), then adjacent swaps of the
+    best order while they improve (and the deadline allows). Returns (schedule, verified cost),
+    or None when no order gives a schedule verify accepts. Not from the paper (ours)."""
+    from optsched.models import elastic_cluster as em
+
+    pats = {j: em.job_patterns(inst, j, horizon - job.arrival + 1)
+            for j, job in enumerate(inst.jobs)}
+    if not all(pats.values()):
+        return None
+    jobs = inst.jobs
+    keys = (lambda j: (-jobs[j].weight / pats[j][0].duration, j), lambda j: (-jobs[j].weight, j),
+            lambda j: (jobs[j].arrival, j))
+    found = [(_list_schedule(inst, pats, order), order)
+             for order in (sorted(range(len(jobs)), key=k) for k in keys)]
+    (cost, plans), order = min(found, key=lambda x: x[0][0])
+    improved = True
+    while improved and not deadline.expired():
+        improved = False
+        for k in range(len(order) - 1):
+            trial = order[:k] + [order[k + 1], order[k]] + order[k + 2:]
+            value, trial_plans = _list_schedule(inst, pats, trial)
+            if value < cost - 1e-9:
+                cost, plans, order, improved = value, trial_plans, trial, True
+            if deadline.expired():
+                break
+    schedule = Schedule(tuple(plans[j] for j in range(len(jobs))))
+    try:
+        return schedule, verify(inst, schedule)
+    except InfeasibleSchedule:  # float sums of non-integral loads: verify decides
+        return None
+
+
+def _list_schedule(inst: Instance, pats: dict, order: list[int]) -> tuple[float, dict]:
+    """(cost, job -> Plan) of placing the jobs in ``order``, each at its earliest completion."""
+    cap = inst.cap_limit.ravel()
+    span = max(j.arrival for j in inst.jobs) + sum(p[-1].duration for p in pats.values()) + 1
+    load = np.zeros((span + 1, cap.size))
+    plans, cost = {}, 0.0
+    for j in order:
+        a, best = inst.jobs[j].arrival, None
+        for pat in pats[j]:
+            fits = (load + np.array(pat.use) <= cap).all(axis=1)
+            t = _first_run(fits, a, pat.duration)
+            if best is None or t + pat.duration < best[0] + best[1].duration:
+                best = (t, pat)
+        t, pat = best
+        load[t:t + pat.duration] += np.array(pat.use)
+        w, p, q, n, d = pat.config
+        plans[j] = Plan(t, d, w, p, q, pat.workers, pat.ps)
+        cost += inst.jobs[j].weight * (t + d)
+    return cost, plans
+
+
+def _first_run(fits: np.ndarray, first: int, length: int) -> int:
+    """The least t >= first with fits[t .. t + length - 1] all True."""
+    run = 0
+    for t in range(first, len(fits)):
+        run = run + 1 if fits[t] else 0
+        if run == length:
+            return t - length + 1
+    raise ValueError("the list schedule's span is too short")  # span covers a serial schedule
+
+
+#: The most placements :func:`exact` scans to enumerate its patterns (``pattern_bound``); beyond
+#: it the model is not built (paper scale: C(N + H - 1, H - 1) worker vectors per configuration).
+MAX_SCAN = 200_000
+
+
+def _incumbent(inst: Instance, deadline: Deadline):
+    """(best schedule, its cost) over FIFO, DRF, compact A_online (each verified) and the serial
+    schedule, or the ``time_limit`` Outcome when the deadline expires first."""
+    from optsched.models import elastic_cluster as em
+
     best: Schedule | None = None
     upper = math.inf
     runs = (lambda: fifo(inst, FifoParams(), deadline=deadline),
@@ -111,29 +237,29 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     serial = serial_schedule(inst, deadline)
     if serial is None:
         return _no_model(best, "deadline: expired while building the serial schedule")
-    cost = sum(job.weight * p.completion for job, p in zip(inst.jobs, serial.plans))
+    cost = verify(inst, serial)
+    if cost < upper:
+        upper, best = cost, serial
     for j in range(len(inst.jobs)):  # the configurations the horizon and the model need
         if deadline.expired():
             return _no_model(best, "deadline: expired while enumerating configurations")
-        inst.configurations(j)
-    horizon = em.safe_horizon(inst, min(cost, upper))
-    size = em.offline_size(inst, horizon)
-    build = BUILD_FIXED + BUILD_PER_TERM * size["terms"]
-    handoff = HANDOFF_FIXED + HANDOFF_PER_TERM * size["terms"]
-    left = deadline.remaining()
-    if left is not None and left < build + handoff + MIN_SLICE:
-        return _no_model(best, f"deadline: the model ({size['binaries']} binaries, "
-                               f"{size['terms']} terms, horizon {horizon}) cannot be built and "
-                               f"handed to HiGHS in the {left:.3g} s left (estimate "
-                               f"{build + handoff:.3g} s)", horizon=horizon, **size)
-    start = time.perf_counter()
-    m = em.build_offline(inst, horizon)
-    built = time.perf_counter() - start
-    left = deadline.remaining()
-    limit = None if left is None else max(MIN_SLICE, left - handoff)  # HiGHS' share
-    rep = solve_model(m, time_limit=limit, seed=seed)
-    return report_outcome(rep, lambda: em.extract_schedule(inst, m), fallback=best,
-                          info={"horizon": horizon, "binaries": len(m.X), "build_s": built})
+        em.model_configs(inst, j, math.inf)
+    return best, upper
+
+
+def _better(inst: Instance, rep, extract, best: Schedule | None, upper: float,
+            info: dict) -> Outcome:
+    """report_outcome, except that a HiGHS incumbent worse than the warm start's schedule (time
+    limit before HiGHS accepted or improved the start) gives way to that schedule, keeping the
+    status and HiGHS' bound."""
+    from optsched.solvers.highs import report_outcome
+
+    out = report_outcome(rep, extract, fallback=best, info=info)
+    if best is None or out.schedule is None or out.schedule is best:
+        return out
+    if rep.status != SolveStatus.OPTIMAL and verify(inst, out.schedule) > upper:
+        return Outcome(best, rep.status, out.lower_bound, {**out.info, "returned": "warm start"})
+    return out
 
 
 def _no_model(best: Schedule | None, why: str, **info: Any) -> Outcome:

@@ -1,0 +1,178 @@
+"""elastic_cluster ``exact`` (issue 14): the time-indexed pattern MILP against brute force, against
+the configuration MILP it replaced (``build_offline``, kept for this cross-check and for the batch
+model (7)) and against CP-SAT; its patterns against the brute-force oracle's placements; the MIP
+start and the never-worse-than-the-heuristic rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pyomo.environ as pyo
+
+from optsched.deadline import NEVER, Deadline
+from optsched.models import elastic_cluster as em
+from optsched.problems.elastic_cluster import verify
+from optsched.registry import solve
+from optsched.solvers.elastic_cluster import bounds
+from optsched.solvers.highs import solve_model
+from optsched.workloads.elastic_cluster import generate
+
+_spec = importlib.util.spec_from_file_location(
+    "brute_elastic_cluster", Path(__file__).parents[1] / "solvers" / "brute_elastic_cluster.py")
+brute = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(brute)
+
+
+def _last(inst, cost):
+    return [c - 1 for c in em.latest_completions(inst, cost)]
+
+
+def _serial_cost(inst):
+    return verify(inst, bounds.serial_schedule(inst))
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_pattern_milp_equals_configuration_milp(seed):
+    """Both MILPs on the same horizon (the serial schedule's), no MIP start: same optimum."""
+    inst = generate("tiny", seed)
+    cost = _serial_cost(inst)
+    last = _last(inst, cost)
+    new = em.build_exact(inst, last)
+    rep_new = solve_model(new, time_limit=60)
+    rep_old = solve_model(em.build_offline(inst, em.safe_horizon(inst, cost)), time_limit=60)
+    assert rep_new.status.value == rep_old.status.value == "optimal"
+    assert rep_new.objective == pytest.approx(rep_old.objective, abs=1e-6)
+    assert verify(inst, em.extract_exact(inst, new)) == pytest.approx(rep_new.objective, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_pattern_milp_equals_brute_force_without_heuristics(seed):
+    """The model alone (serial-schedule horizon, no greedy, no start) against the oracle."""
+    inst = generate("tiny", seed + 40)
+    rep = solve_model(em.build_exact(inst, _last(inst, _serial_cost(inst))), time_limit=60)
+    assert rep.status.value == "optimal"
+    assert rep.objective == pytest.approx(brute.brute_force(inst), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_exact_agrees_with_exact_cp_on_small(seed):
+    inst = generate("small", seed, n_jobs=(5, 5))
+    milp = solve(inst, "exact", time_limit=60)
+    cp = solve(inst, "exact_cp", time_limit=60)
+    assert milp.status.value == cp.status.value == "optimal"
+    assert milp.objective == pytest.approx(cp.objective, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_patterns_dominate_every_oracle_placement(seed):
+    """Every (duration, use) of the oracle's enumeration is dominated by a pattern (d' <= d, use'
+    <= use), and every pattern is one of the oracle's placements: the pruning loses nothing and
+    invents nothing."""
+    inst = generate("tiny", seed)
+    H, R = inst.n_servers, inst.n_res
+    for j in range(len(inst.jobs)):
+        pats = em.job_patterns(inst, j, math.inf)
+        oracle = brute.placements(inst, j)
+        for d, use in oracle:
+            assert any(p.duration <= d and (np.array(p.use) <= use.ravel()).all() for p in pats)
+        keys = {(d, use.ravel().tobytes()) for d, use in oracle}
+        for p in pats:
+            assert (p.duration, np.array(p.use).reshape(H, R).ravel().tobytes()) in keys
+        # non-dominated: no pattern dominates another
+        for a in pats:
+            for b in pats:
+                if a is not b:
+                    assert not (a.duration <= b.duration and
+                                (np.array(a.use) <= np.array(b.use)).all())
+
+
+def test_symmetry_breaking_keeps_the_optimum_on_identical_servers():
+    """Three identical servers: the lead job keeps only sorted patterns, the optimum is the
+    oracle's."""
+    for seed in range(6):
+        inst = generate("tiny", seed, n_servers=3)
+        inst = dataclasses.replace(inst, capacity=(inst.capacity[0],) * 3)
+        classes = em.server_classes(inst)
+        assert classes == [[0, 1, 2]]
+        last = _last(inst, _serial_cost(inst))
+        pats = em.exact_patterns(inst, last)
+        lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))
+        full = em.job_patterns(inst, lead, last[lead] - inst.jobs[lead].arrival + 1)
+        assert len(pats[lead]) < len(full)
+        rep = solve_model(em.build_exact(inst, last, pats), time_limit=60)
+        assert rep.objective == pytest.approx(brute.brute_force(inst), abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_set_start_is_feasible_and_no_worse_than_its_schedule(seed):
+    """set_start maps every plan of a verified schedule (servers permuted for the symmetry
+    breaking) to a pattern that dominates it: the start satisfies every row and costs no more."""
+    inst = generate("small", seed, n_jobs=(6, 6), n_servers=2)
+    best, upper = bounds._incumbent(inst, NEVER)
+    last = _last(inst, upper)
+    m = em.build_exact(inst, last)
+    assert em.set_start(m, inst, best) == len(inst.jobs)
+    assert pyo.value(m.obj) <= upper + 1e-9
+    for con in m.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        assert con.lower is None or body >= pyo.value(con.lower) - 1e-9
+        assert con.upper is None or body <= pyo.value(con.upper) + 1e-9
+
+
+def test_permuted_plans_verify_at_the_same_cost():
+    inst = generate("small", 0, n_jobs=(6, 6))
+    inst = dataclasses.replace(inst, capacity=(inst.capacity[0],) * 2)
+    best, upper = bounds._incumbent(inst, NEVER)
+    plans = em._permuted(inst, None, best.plans)
+    assert verify(inst, type(best)(tuple(plans))) == upper
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_greedy_patterns_verifies_and_beats_the_serial_schedule(seed):
+    inst = generate("small", seed, n_jobs=(8, 8))
+    schedule, cost = bounds.greedy_patterns(inst, em.safe_horizon(inst, _serial_cost(inst)))
+    assert verify(inst, schedule) == cost <= _serial_cost(inst)
+
+
+def test_exact_never_returns_worse_than_its_warm_start():
+    """A time limit too short to prove (16 jobs, 1.5 s): the schedule costs at most the best
+    heuristic's, whatever HiGHS' incumbent is."""
+    inst = generate("small", 0, n_jobs=(16, 16))
+    best, upper = bounds._incumbent(inst, NEVER)
+    greedy = bounds.greedy_patterns(inst, em.safe_horizon(inst, upper))[1]
+    res = solve(inst, "exact", time_limit=1.5)
+    assert res.objective <= min(upper, greedy) + 1e-9
+    assert res.status.value in ("optimal", "time_limit")
+
+
+def test_better_prefers_the_warm_start_over_a_worse_incumbent():
+    """_better's rule on a fabricated report: an unproven HiGHS incumbent that costs more than the
+    start gives way to the start (status and bound kept)."""
+    from optsched.result import SolveStatus
+    from optsched.solvers.highs import SolveReport
+
+    inst = generate("small", 2, n_jobs=(6, 6))
+    best, upper = bounds._incumbent(inst, NEVER)
+    serial = bounds.serial_schedule(inst)
+    worse = verify(inst, serial)
+    assert worse > upper
+    rep = SolveReport(SolveStatus.TIME_LIMIT, worse, upper - 5, True, 1.0, {})
+    out = bounds._better(inst, rep, lambda: serial, best, upper, {})
+    assert out.schedule is best and out.status == SolveStatus.TIME_LIMIT
+    assert out.lower_bound == upper - 5
+    rep_ok = SolveReport(SolveStatus.TIME_LIMIT, upper, upper - 5, True, 1.0, {})
+    assert bounds._better(inst, rep_ok, lambda: best, serial, worse, {}).schedule is best
+
+
+def test_exact_refuses_a_model_too_large_to_scan():
+    """Paper scale: the placement count is bounded before enumerating; no model, the best
+    heuristic schedule with status time_limit."""
+    inst = generate("paper", 0, n_jobs=12, n_servers=20)
+    assert em.pattern_bound(inst, 50) > bounds.MAX_SCAN
+    res = solve(inst, "exact", time_limit=20)
+    assert res.status.value == "time_limit" and res.schedule is not None
