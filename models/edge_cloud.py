@@ -1,6 +1,13 @@
 """Pyomo models of She et al. (seeds/001) for edge_cloud.
 
-- :func:`build_exact` — the offline problem (2) as a time-indexed MILP (integral slots), exact for
+- :func:`build_pattern` — the offline problem (2) as a time-indexed *configuration* MILP (integral
+  slots), the model of the ``exact`` method: one binary per job, placement and start slot (the
+  columns of :func:`run_columns`), exact for :func:`optsched.problems.edge_cloud.verify`'s semantics.
+  A placement (:func:`placements`) fixes the PS server and the worker vector, so (2a)-(2f), (2i)
+  and the run length are data; only "one run per job" and the capacities (2g)/(2h) remain
+  constraints. :func:`set_start` turns a verified schedule into a MIP start.
+- :func:`build_exact` — the previous compact time-indexed MILP (kept as an independent cross-check
+  of :func:`build_pattern` in the tests and for before/after measurements), exact for
   :func:`optsched.problems.edge_cloud.verify`'s semantics. Non-linear parts of (2) are linearised
   exactly (digest §3.3): contiguity by start/end/active binaries, ``y = nw * al`` and ``z = pi * al``
   by product linearisation, and the throughput constraint (2e) ``p_j(xi_j) sum y >= E D M`` by the
@@ -25,6 +32,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pyomo.environ as pyo
 
 from optsched.problems.edge_cloud import Instance, Run, Schedule, earliest_start
@@ -174,6 +182,138 @@ def _extract_run(instance: Instance, m: pyo.ConcreteModel, j: int) -> Run:
     return Run(start, end, ps, workers)
 
 
+# ---------------------------------------------------------------- configuration model of (2)
+def placements(instance: Instance, j: int) -> list[Run]:
+    """The non-dominated placements of job ``j``, each as a :class:`Run` at its earliest start.
+
+    A placement is a PS server ``p`` with ``P_{p v_j} >= 1`` ((2b)) and a worker vector ``n_s <=
+    min(D_j, W_{s u_j})`` with ``1 <= sum_s n_s <= D_j`` ((2a)); its run starts no earlier than
+    ``a_j + max Delta_js`` over the servers it uses ((2i)) and lasts ``ceil(R^xi_j / N)`` slots with
+    ``xi = 1`` iff every worker sits on ``p`` ((2e), (2f)); ``R^xi_j`` =
+    :meth:`~optsched.problems.edge_cloud.Job.required`, the least worker-slot count ``verify``
+    accepts, so the length is the least ``verify`` accepts (never stricter than the checker).
+    Placement ``A`` dominates ``B`` when both put the PS on the same server, ``A`` uses at most
+    ``B``'s workers on every server, is ready no later and is no longer: any schedule running ``B``
+    from slot ``h`` stays feasible, and ends no later, with ``A`` from ``h``. Dominated placements
+    are dropped (vectorised pairwise test). Exponential in the servers: callers bound the count
+    first (:func:`placement_count`)."""
+    job = instance.jobs[j]
+    servers = [s for s in range(instance.n_servers) if instance.workers[s][job.worker_type]]
+    caps = [min(job.chunks, instance.workers[s][job.worker_type]) for s in servers]
+    vecs = np.array([v for v in itertools.product(*(range(c + 1) for c in caps))
+                     if 1 <= sum(v) <= job.chunks], dtype=np.int64).reshape(-1, len(servers))
+    rows, runs = [], []
+    required = (job.required(0), job.required(1))
+    for p in range(instance.n_servers):
+        if not instance.ps[p][job.ps_type]:
+            continue
+        for vec in vecs:
+            used = [s for s, n in zip(servers, vec) if n]
+            xi = int(all(s == p for s in used))
+            n = int(vec.sum())
+            ready = job.arrival + max(job.delay[s] for s in used + [p])
+            length = -(-required[xi] // n)
+            rows.append((p, ready, length, *vec))
+            runs.append(Run(ready, ready + length - 1, p,
+                            tuple((s, int(k)) for s, k in zip(servers, vec) if k)))
+    a = np.array(rows, dtype=np.int64)
+    # dom[x, y]: x dominates y (same PS, ready/length/every worker count <=, not identical)
+    le = (a[:, None, 1:] <= a[None, :, 1:]).all(axis=2) & (a[:, None, 0] == a[None, :, 0])
+    dom = le & ~(a[:, None, :] == a[None, :, :]).all(axis=2)
+    return [run for run, dominated in zip(runs, dom.any(axis=0)) if not dominated]
+
+
+def placement_count(instance: Instance, j: int, cap: float = math.inf) -> float:
+    """An upper bound on ``len(placements(instance, j))`` before dominance, ``(#PS servers) x
+    prod_s (min(D_j, W_{s u_j}) + 1)``, computed without enumerating; stops at ``cap``."""
+    job = instance.jobs[j]
+    total = float(sum(1 for row in instance.ps if row[job.ps_type]))
+    for row in instance.workers:
+        total *= min(job.chunks, row[job.worker_type]) + 1
+        if total > cap:
+            return total
+    return total
+
+
+def run_columns(instance: Instance, deadline: list[int]) -> list["Column"]:
+    """Every column of :func:`build_pattern`: job ``j`` with a placement of :func:`placements`
+    started at any slot ``h`` from its ready slot on such that the run ends by ``deadline[j]``
+    (digest §3.3's valid per-job deadlines). Columns are grouped by job, in job order."""
+    cols = []
+    for j in range(len(instance.jobs)):
+        for run in placements(instance, j):
+            for h in range(run.start, deadline[j] - run.length + 2):
+                cols.append(Column(j, Run(h, h + run.length - 1, run.ps, run.workers)))
+    return cols
+
+
+def build_pattern(instance: Instance, columns: list["Column"], *, relax: bool = False) -> pyo.ConcreteModel:
+    """Configuration MILP of (2) over ``columns`` (from :func:`run_columns`, possibly reduced):
+
+        min  sum_k (c_k - a_{j(k)}) x_k
+        s.t. sum_{k of job j} x_k = 1                    for every job (one run, (2c)-(2d), (2j)-(2k))
+             (2g) sum_k n_ks x_k <= W_su over the columns of type-u jobs running at t on s
+             (2h) sum_k x_k <= P_sv over the columns of type-v jobs with the PS on s at t
+
+    ``x`` binary (``relax``: in [0, 1], the LP relaxation). A capacity row is written only where
+    the columns touching it could exceed it. The columns are kept on the model (``model.columns``)
+    for :func:`set_start` and :func:`extract_pattern`. This is the packing program (4) of the batch
+    problem with the whole horizon as the window and the flow time as the cost."""
+    m = pyo.ConcreteModel()
+    m.columns = list(columns)
+    m.K = pyo.RangeSet(0, len(columns) - 1)
+    m.x = pyo.Var(m.K, domain=pyo.UnitInterval if relax else pyo.Binary)
+    by_job: dict[int, list[int]] = {}
+    for k, col in enumerate(columns):
+        by_job.setdefault(col.job, []).append(k)
+    m.one = pyo.Constraint(sorted(by_job), rule=lambda _, j: sum(m.x[k] for k in by_job[j]) == 1)
+    wc, pc = _cells(instance, columns)
+    m.cap_w = pyo.Constraint(
+        [c for c, v in wc.items() if sum(n for _, n in v) > instance.workers[c[0]][c[1]]],
+        rule=lambda _, s, u, t: sum(n * m.x[k] for k, n in wc[s, u, t]) <= instance.workers[s][u])
+    m.cap_p = pyo.Constraint(
+        [c for c, v in pc.items() if len(v) > instance.ps[c[0]][c[1]]],
+        rule=lambda _, s, v, t: sum(m.x[k] for k in pc[s, v, t]) <= instance.ps[s][v])
+    m.obj = pyo.Objective(expr=sum((col.run.end - instance.jobs[col.job].arrival) * m.x[k]
+                                   for k, col in enumerate(columns)))
+    return m
+
+
+def set_start(model: pyo.ConcreteModel, instance: Instance, schedule: Schedule) -> int:
+    """Set ``model.x`` (a :func:`build_pattern` model) from a verified non-preemptive ``schedule``:
+    for each job, the shortest column with the run's start and PS server and at most its workers
+    on every server (it exists when the run ends by the job's deadline and was not removed, and
+    it ends no later: the start is at least as good as ``schedule``) gets 1, the job's other
+    columns 0. Jobs without such a column are left unset (a partial MIP start for HiGHS to
+    complete). Returns the number of jobs set."""
+    best = start_columns(model.columns, schedule)
+    for k, col in enumerate(model.columns):
+        if col.job in best:
+            model.x[k].value = int(best[col.job] == k)
+    return len(best)
+
+
+def start_columns(columns: list["Column"], schedule: Schedule) -> dict[int, int]:
+    """``{job: index}`` of the column of ``columns`` that stands for ``schedule``'s run of the job
+    (see :func:`set_start`); jobs without one are absent."""
+    best: dict[int, int] = {}
+    for k, col in enumerate(columns):
+        run = schedule.runs[col.job][0]
+        if col.run.start != run.start or col.run.ps != run.ps or col.run.length > run.length:
+            continue
+        have = dict(run.workers)
+        if all(n <= have.get(s, 0) for s, n in col.run.workers):
+            if col.job not in best or col.run.length < columns[best[col.job]].run.length:
+                best[col.job] = k
+    return best
+
+
+def extract_pattern(instance: Instance, model: pyo.ConcreteModel) -> Schedule:
+    """The schedule of a solved :func:`build_pattern` model (the column with ``x = 1`` per job)."""
+    runs = {col.job: col.run for k, col in enumerate(model.columns) if model.x[k].value > 0.5}
+    return Schedule.single([runs[j] for j in range(len(instance.jobs))])
+
+
 # ---------------------------------------------------------------- packing ILP (4) and dual (5)
 @dataclass(frozen=True)
 class Column:
@@ -262,5 +402,6 @@ def build_dual(instance: Instance, columns: list[Column], jobs: list[int]) -> py
     return m
 
 
-__all__ = ["Column", "build_batch", "build_dual", "build_exact", "build_packing",
-           "enumerate_columns", "extract_batch", "extract_schedule"]
+__all__ = ["Column", "build_batch", "build_dual", "build_exact", "build_packing", "build_pattern",
+           "enumerate_columns", "extract_batch", "extract_pattern", "extract_schedule",
+           "placement_count", "placements", "run_columns", "set_start", "start_columns"]

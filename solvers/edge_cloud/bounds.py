@@ -5,14 +5,14 @@ Pyomo, HiGHS (:mod:`optsched.solvers.highs`) and the models (:mod:`optsched.mode
 are imported inside the functions that build or solve a model, so importing the family is cheap.
 Every function takes the call's :class:`~optsched.deadline.Deadline`: the heuristics behind the
 exact model's horizon are charged to it, a model that cannot be built and handed to HiGHS in the
-time left is not built (:data:`SECONDS_PER_VAR`), and the column-generation loop stops with a valid
-bound.
+time left is not built (:data:`SECONDS_PER_COLUMN`), and the subgradient and column-generation
+loops stop with a valid bound.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -22,30 +22,35 @@ from optsched.problems.edge_cloud import (Instance, Run, Schedule, deadlines, ea
                                           min_flow, verify)
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
-from optsched.solvers.edge_cloud.baselines import fifo
+from optsched.solvers.edge_cloud.baselines import drf, fifo, greedy_ect
 from optsched.solvers.online import BatchResult, Round, doubling_rounds, next_window
-from optsched.tolerance import at_most
+from optsched.tolerance import at_most, slack
 
 if TYPE_CHECKING:
     from optsched.models.edge_cloud import Column
 
-LP_SIZE_LIMIT = 60_000  # job x server x slot cells above which lower_bound skips the LP
-#: Seconds per variable to build the exact MILP of (2) and hand it to HiGHS (measured on the
-#: project's 2-core machine: ~2e-4 s to build with Pyomo, ~6e-4 s for the hand-off); a model whose
-#: estimate exceeds the time left is not built.
-SECONDS_PER_VAR = 8e-4
-#: The same for its LP relaxation (the relaxed copy costs ~3e-4 s per variable more).
-LP_SECONDS_PER_VAR = 1.1e-3
+#: Columns (job x placement x start) above which the configuration model is not enumerated (the
+#: estimate :func:`column_estimate` is checked first; paper scale is far above it).
+MAX_COLUMNS = 400_000
+#: Seconds per kept column to build :func:`~optsched.models.edge_cloud.build_pattern` with Pyomo
+#: and hand it to HiGHS (measured on the project's 2-core machine); a model whose estimate exceeds
+#: the time left is not built.
+SECONDS_PER_COLUMN = 4e-4
+#: Subgradient iterations of :func:`lagrangian` (it stops earlier once the bound proves the
+#: incumbent optimal, the step has vanished or the deadline has passed).
+LAGRANGE_ITERATIONS = 400
 
 
 def incumbent(instance: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, float]:
-    """The best of a one-job-at-a-time schedule, FIFO and A_online (rule "model") by verified total
-    flow: the UB for deadlines. :func:`serial_schedule` always exists (O(J S)), so every valid
-    instance gets an upper bound; FIFO and A_online run under ``deadline`` (charged to the caller)
-    and are left out when they stop early or cannot schedule the instance (FIFO needs a server with
-    both slot types for every job; A_online may leave a job unscheduled after its round cap)."""
+    """The best of a one-job-at-a-time schedule, greedy ECT, FIFO, DRF and A_online (rule "model")
+    by verified total flow: the UB for deadlines and the exact method's MIP start.
+    :func:`serial_schedule` always exists (O(J S)), so every valid instance gets an upper bound;
+    the others run under ``deadline`` (charged to the caller) and are left out when they stop early
+    or cannot schedule the instance (greedy ECT, FIFO and DRF need a server with both slot types for
+    every job; A_online may leave a job unscheduled after its round cap)."""
     candidates = [serial_schedule(instance)]
-    for out in (fifo(instance, deadline=deadline), alg.a_online(instance, alg.MODEL, deadline=deadline)):
+    for out in (greedy_ect(instance, deadline=deadline), fifo(instance, deadline=deadline),
+                drf(instance, deadline=deadline), alg.a_online(instance, alg.MODEL, deadline=deadline)):
         if out.schedule is not None:
             candidates.append(out.schedule)
     best: tuple[Schedule, float] | None = None
@@ -87,94 +92,269 @@ def trivial_bound(instance: Instance) -> float:
     return float(sum(min_flow(instance, j) for j in range(len(instance.jobs))))
 
 
-def model_size(instance: Instance, deadline: list[int]) -> int:
-    """Number of variables of :func:`optsched.models.edge_cloud.build_exact` with these per-job
-    deadlines, counted without building it (an upper bound: per job and admissible slot, one
-    ``y`` per worker server, one ``z`` per PS server, ``al``, ``sg``, ``ep``; per job ``nw``,
-    ``pi``, ``xi``). O(J S)."""
-    n_w = (instance.W > 0).sum(axis=0)
-    n_p = (instance.P > 0).sum(axis=0)
-    total = 0
-    for j, job in enumerate(instance.jobs):
-        ws, ps = int(n_w[job.worker_type]), int(n_p[job.ps_type])
-        slots = max(0, deadline[j] - earliest_start(instance, j) + 1)
-        total += slots * (ws + ps + 3) + ws + ps + 1
+def column_estimate(instance: Instance, deadline: list[int], cap: float = MAX_COLUMNS) -> float:
+    """An upper bound on ``len(run_columns(instance, deadline))`` (placements before dominance x
+    admissible starts), computed without enumerating; stops once it exceeds ``cap``. O(J S)."""
+    from optsched.models.edge_cloud import placement_count
+
+    total = 0.0
+    for j in range(len(instance.jobs)):
+        starts = max(0, deadline[j] - earliest_start(instance, j) + 1)
+        total += starts * placement_count(instance, j, cap)
+        if total > cap:
+            break
     return total
 
 
-def _too_big(size: int, per_var: float, deadline: Deadline) -> str | None:
-    """Why a model of ``size`` variables is not built in the time left (None: build it)."""
+def _too_big(size: float, per_unit: float, deadline: Deadline, what: str = "columns") -> str | None:
+    """Why a model of ``size`` columns is not built in the time left (None: build it)."""
     left = deadline.remaining()
-    need = size * per_var
+    need = size * per_unit
     if left is None or need <= left:
         return None
-    return (f"model of ~{size} variables needs ~{need:.3g} s to build and hand to HiGHS, "
-            f"{left:.3g} s left")
+    return f"model of ~{size:.0f} {what} needs ~{need:.3g} s to build and hand to HiGHS, {left:.3g} s left"
+
+
+@dataclass(frozen=True)
+class Lagrangian:
+    """What :func:`lagrangian` found: a lower bound on (2), each column's reduced cost at the
+    multipliers that gave it, and the best schedule its heuristic built (None when none beat the
+    upper bound it was given) with that schedule's total flow."""
+
+    bound: float
+    reduced: np.ndarray
+    schedule: Schedule | None
+    value: float
+
+
+def lagrangian(instance: Instance, columns: list["Column"], upper_bound: float, *,
+               deadline: Deadline = NEVER, iterations: int = LAGRANGE_ITERATIONS) -> Lagrangian:
+    """Lagrangian relaxation of the capacities (2g)/(2h) of the configuration model
+    (:func:`~optsched.models.edge_cloud.build_pattern`), by subgradient ascent (Polyak steps towards
+    the best known total flow), with a Lagrangian heuristic.
+
+    For multipliers ``lam >= 0`` on the capacity rows, ``L(lam) = sum_j min_{k of j} (c_k + lam
+    A_k) - lam b`` is a lower bound on (2), and every schedule that runs column ``k`` has total flow
+    ``>= L(lam) + rc_k`` with ``rc_k = c_k + lam A_k - min_{k' of j} (c_k' + lam A_k') >= 0``: a
+    column with ``L + rc_k > UB`` is in no schedule better than a known one (reduced-cost fixing,
+    valid for any ``lam``, so for an early stop too). Every tenth step, jobs are placed one at a
+    time (in the order of the start, then of the end, of their Lagrangian columns) on the column
+    of least ``c_k + lam A_k`` that fits the capacity left: a feasible schedule, checked by
+    :func:`verify`. Stops when ``UB - L < 1`` (flows are integers: the incumbent is optimal), after
+    ``iterations`` steps, or at ``deadline``."""
+    inc = _incidence(instance, columns)
+    lam = np.zeros(len(inc.b))
+    best, best_lam, step, stall = -math.inf, lam, 2.0, 0
+    schedule, ub = None, float(upper_bound)
+    for it in range(iterations):
+        red = inc.cost + inc.At @ lam
+        pick = np.array([s + int(np.argmin(red[s:e])) for s, e in zip(inc.starts, inc.ends)])
+        value = float(red[pick].sum() - lam @ inc.b)
+        if value > best + 1e-9:
+            best, best_lam, stall = value, lam, 0
+        else:
+            stall += 1
+            if stall >= 20:
+                step, stall = step / 2, 0
+        if it % 10 == 0:
+            for key in (inc.first[pick], inc.cost[pick]):
+                found = _greedy(instance, columns, inc, red, np.argsort(key, kind="stable"))
+                if found is not None and found[1] < ub:
+                    schedule, ub = found
+        if ub - best < 1 - slack(ub) or step < 1e-4 or deadline.expired():
+            break
+        x = np.zeros(len(inc.cost))
+        x[pick] = 1.0
+        grad = inc.A @ x - inc.b
+        grad[(lam <= 0) & (grad < 0)] = 0.0
+        norm = float(grad @ grad)
+        if norm == 0.0:     # the relaxed optimum is feasible: L = its flow is optimal
+            break
+        lam = np.maximum(0.0, lam + step * (ub - value) / norm * grad)
+    red = inc.cost + inc.At @ best_lam
+    least = np.array([red[s:e].min() for s, e in zip(inc.starts, inc.ends)])
+    return Lagrangian(best, red - np.repeat(least, inc.ends - inc.starts), schedule, ub)
+
+
+@dataclass(frozen=True)
+class _Incidence:
+    """The configuration model as arrays: capacity rows x columns ``A`` (also as ``At``, ``Ac``),
+    capacities ``b``, column costs (flow times) ``cost`` and start slots ``first``, and each job's
+    column range ``starts[j]:ends[j]``."""
+
+    A: Any
+    At: Any
+    Ac: Any
+    b: np.ndarray
+    cost: np.ndarray
+    first: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+
+def _incidence(instance: Instance, columns: list["Column"]) -> _Incidence:
+    from scipy import sparse
+
+    from optsched.models.edge_cloud import _cells
+
+    wc, pc = _cells(instance, columns)
+    rows, cols, vals, caps = [], [], [], []
+    for r, (cell, entries) in enumerate(wc.items()):
+        caps.append(instance.workers[cell[0]][cell[1]])
+        for k, n in entries:
+            rows.append(r), cols.append(k), vals.append(n)
+    for r, (cell, entries) in enumerate(pc.items(), start=len(wc)):
+        caps.append(instance.ps[cell[0]][cell[1]])
+        for k in entries:
+            rows.append(r), cols.append(k), vals.append(1)
+    A = sparse.csr_matrix((vals, (rows, cols)), shape=(len(caps), len(columns)), dtype=float)
+    jobs = np.array([col.job for col in columns])
+    starts = np.searchsorted(jobs, np.arange(len(instance.jobs)))
+    ends = np.r_[starts[1:], len(columns)]
+    cost = np.array([col.run.end - instance.jobs[col.job].arrival for col in columns], dtype=float)
+    first = np.array([col.run.start for col in columns], dtype=float)
+    return _Incidence(A, A.T.tocsr(), A.tocsc(), np.array(caps, dtype=float), cost, first, starts, ends)
+
+
+def _greedy(instance: Instance, columns: list["Column"], inc: _Incidence, price: np.ndarray,
+            order: np.ndarray) -> tuple[Schedule, float] | None:
+    """Jobs in ``order``, each on its cheapest (by ``price``) column that fits the capacity left,
+    then :func:`_reinsert`; the verified schedule and its flow, or None when some job has no column
+    that fits."""
+    left, picks = inc.b.copy(), {}
+    for j in order:
+        fits = _fitting(inc, j, left)
+        if not len(fits):
+            return None
+        picks[j] = fits[np.argmin(price[fits])]
+        _use(inc, picks[j], left, -1.0)
+    _reinsert(inc, picks, left)
+    schedule = Schedule.single([columns[picks[j]].run for j in range(len(instance.jobs))])
+    return schedule, verify(instance, schedule)
+
+
+def _reinsert(inc: _Incidence, picks: dict[int, int], left: np.ndarray) -> None:
+    """Local search: take each job out in turn and put it back on its least-flow column that fits;
+    repeat while some job's flow drops."""
+    better = True
+    while better:
+        better = False
+        for j, k in picks.items():
+            _use(inc, k, left, 1.0)
+            fits = _fitting(inc, j, left)
+            best = fits[np.argmin(inc.cost[fits])]
+            if inc.cost[best] < inc.cost[k]:
+                picks[j], k, better = best, best, True
+            _use(inc, k, left, -1.0)
+
+
+def _fitting(inc: _Incidence, j: int, left: np.ndarray) -> np.ndarray:
+    """Indices of job ``j``'s columns whose every capacity row fits in ``left``."""
+    Ac, s, e = inc.Ac, inc.starts[j], inc.ends[j]
+    lo, hi = Ac.indptr[s], Ac.indptr[e]
+    over = (Ac.data[lo:hi] > left[Ac.indices[lo:hi]]).astype(np.int64)  # integers
+    return s + np.flatnonzero(np.add.reduceat(over, Ac.indptr[s:e] - lo) == 0)
+
+
+def _use(inc: _Incidence, k: int, left: np.ndarray, sign: float) -> None:
+    """Give back (``sign`` 1) or take (-1) column ``k``'s capacity in ``left``."""
+    lo, hi = inc.Ac.indptr[k], inc.Ac.indptr[k + 1]
+    left[inc.Ac.indices[lo:hi]] += sign * inc.Ac.data[lo:hi]
+
+
+def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any]):
+    """The heuristic incumbent, the Lagrangian and the columns kept by reduced-cost fixing, or the
+    reason the configuration model is not built (``info`` records the sizes). Returns ``(schedule,
+    UB, lower bound, kept columns or None)``."""
+    from optsched.models.edge_cloud import run_columns, start_columns
+
+    sched, ub = incumbent(instance, deadline)
+    bound = trivial_bound(instance)
+    info.update(upper_bound_heuristic=ub, incumbent="heuristic", trivial=bound)
+    dl = deadlines(instance, ub)
+    info["horizon"] = max(dl)
+    estimate = column_estimate(instance, dl)
+    if estimate > MAX_COLUMNS:
+        info["skipped"] = f"more than {MAX_COLUMNS} columns (job x placement x start)"
+        return sched, ub, bound, None
+    columns = run_columns(instance, dl)
+    lag = lagrangian(instance, columns, ub, deadline=deadline)
+    if lag.schedule is not None and lag.value < ub:
+        sched, ub = lag.schedule, lag.value
+        info["incumbent"] = "lagrangian"
+    bound = max(bound, lag.bound)
+    forced = set(start_columns(columns, sched).values())
+    kept = [col for k, col in enumerate(columns)
+            if k in forced or at_most(lag.bound + lag.reduced[k], ub)]
+    info.update(n_columns=len(columns), n_kept=len(kept), lagrangian=lag.bound)
+    skipped = "deadline passed" if deadline.expired() else _too_big(len(kept), SECONDS_PER_COLUMN, deadline)
+    if skipped is not None:
+        info["skipped"] = skipped
+        return sched, ub, bound, None
+    return sched, ub, bound, kept
 
 
 def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Time-indexed MILP of (2) (:func:`optsched.models.edge_cloud.build_exact`), HiGHS, gap 0.
+    """Configuration MILP of (2) (:func:`optsched.models.edge_cloud.build_pattern`), HiGHS, gap 0.
 
-    The horizon and per-job deadlines come from the best heuristic's total flow (:func:`incumbent`,
-    digest §3.3); the heuristics are charged to ``deadline``. If the model cannot be built and handed
-    to HiGHS in the time left (:func:`model_size` x :data:`SECONDS_PER_VAR`), it is not built: the
-    heuristic's schedule is returned with status ``time_limit`` and ``info["skipped"]``. If HiGHS
-    returns nothing better than the heuristic, the heuristic's schedule is returned
-    (``info["incumbent"] = "heuristic"``). The lower bound is the larger of HiGHS' dual bound and
-    :func:`trivial_bound`.
+    1. Incumbent: the best heuristic (:func:`incumbent`); its total flow sets the per-job
+       deadlines (digest §3.3) and so the columns (job, placement, start).
+    2. :func:`lagrangian` bounds (2), may improve the incumbent, and fixes to 0 every column whose
+       reduced cost shows it is in no schedule better than the incumbent.
+    3. The MILP over the remaining columns (the incumbent's columns always among them) is solved
+       with the incumbent as MIP start (:func:`~optsched.models.edge_cloud.set_start`).
 
-    Exact for :func:`~optsched.problems.edge_cloud.verify`'s semantics (integral slots; (2e) as the
-    integer threshold ``sum y >= R^xi`` under the tolerance policy).
+    The result is never worse than the incumbent: if HiGHS returns nothing better, the incumbent is
+    returned (``info["incumbent"]``: "heuristic" or "lagrangian"), with status ``time_limit`` when
+    the deadline stopped the solve. The lower bound is the largest of HiGHS' dual bound on the
+    reduced model (valid for (2): every schedule it excludes is worse than the incumbent, which it
+    contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`, or when
+    the model cannot be built in the time left (:data:`SECONDS_PER_COLUMN`), no model is built
+    (``info["skipped"]``) and the incumbent is returned with status ``time_limit``.
+
+    Exact for :func:`~optsched.problems.edge_cloud.verify`'s semantics: every column's length is
+    the least ``verify`` accepts (:func:`~optsched.models.edge_cloud.placements`).
     """
-    sched, ub = incumbent(instance, deadline)
-    dl = deadlines(instance, ub)
-    trivial = trivial_bound(instance)
-    info: dict[str, Any] = {"upper_bound_heuristic": ub, "horizon": max(dl), "incumbent": "heuristic"}
-    size = model_size(instance, dl)
-    skipped = _too_big(size, SECONDS_PER_VAR, deadline)
-    if skipped is not None:
-        info["skipped"] = skipped
-        return Outcome(sched, SolveStatus.TIME_LIMIT, trivial, info)
-    from optsched.models.edge_cloud import build_exact, extract_schedule
+    info: dict[str, Any] = {}
+    sched, ub, bound, kept = _reduced_columns(instance, deadline, info)
+    if kept is None:
+        return Outcome(sched, SolveStatus.TIME_LIMIT, bound, info)
+    from optsched.models.edge_cloud import build_pattern, extract_pattern, set_start
     from optsched.solvers.highs import report_outcome, solve_model
 
-    model = build_exact(instance, dl)
+    model = build_pattern(instance, kept)
+    info["start_jobs"] = set_start(model, instance, sched)
     info.update(n_vars=model.nvariables(), n_cons=model.nconstraints())
-    rep = solve_model(model, deadline=deadline, seed=seed)
-    if rep.status is SolveStatus.INFEASIBLE:  # cannot happen with valid deadlines; keep the heuristic
+    rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
+    if rep.status is SolveStatus.INFEASIBLE:  # cannot happen: the incumbent is in the model
         rep = replace(rep, status=SolveStatus.UNKNOWN)
-    if rep.has_solution and not at_most(rep.objective, ub):  # stopped early, worse than the heuristic
+    if rep.has_solution and not at_most(rep.objective, ub):  # stopped early, worse than the incumbent
         rep = replace(rep, has_solution=False)
     if rep.has_solution:
         info["incumbent"] = "milp"
-    return report_outcome(rep, lambda: extract_schedule(instance, model), lower_bound=trivial,
+    return report_outcome(rep, lambda: extract_pattern(instance, model), lower_bound=bound,
                           fallback=sched, info=info)
 
 
 def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """max(trivial per-job bound, LP relaxation of the exact MILP with valid deadlines).
+    """The largest of :func:`trivial_bound`, the Lagrangian bound and the LP relaxation of the
+    configuration model over the columns that survive reduced-cost fixing (a valid bound on (2):
+    an optimum uses only those columns, since the incumbent does not beat it).
 
-    Status ``optimal`` when the LP was solved to its optimum; ``time_limit`` with the trivial bound
-    (still valid) when it was not: skipped above :data:`LP_SIZE_LIMIT` job x server x slot cells
-    (paper scale), not built in the time left, or stopped by ``deadline``; ``info["lp"]`` holds
-    the LP value or the reason. The heuristics behind the deadlines are charged to ``deadline``.
+    Status ``optimal`` when that LP was solved to its optimum; ``time_limit`` with the best bound
+    found so far (still valid) when it was not: skipped above :data:`MAX_COLUMNS` columns (paper
+    scale), not built in the time left, or stopped by ``deadline``; ``info["lp"]`` holds the LP
+    value or the reason. The heuristics and the Lagrangian are charged to ``deadline``.
     """
-    bound = trivial_bound(instance)
-    info: dict[str, Any] = {"trivial": bound}
-    _, ub = incumbent(instance, deadline)
-    dl = deadlines(instance, ub)
-    cells = sum(max(0, dl[j] - job.arrival) for j, job in enumerate(instance.jobs)) * instance.n_servers
-    if cells > LP_SIZE_LIMIT:
-        info["lp"] = f"skipped: {cells} job x server x slot cells > LP_SIZE_LIMIT = {LP_SIZE_LIMIT}"
+    info: dict[str, Any] = {}
+    _, _, bound, kept = _reduced_columns(instance, deadline, info)
+    if kept is None:
+        info["lp"] = f"skipped: {info['skipped']}"
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
-    skipped = _too_big(model_size(instance, dl), LP_SECONDS_PER_VAR, deadline)
-    if skipped is not None:
-        info["lp"] = f"skipped: {skipped}"
-        return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
-    from optsched.models.edge_cloud import build_exact
-    from optsched.solvers.highs import relax_integrality, solve_model
+    from optsched.models.edge_cloud import build_pattern
+    from optsched.solvers.highs import solve_model
 
-    rep = solve_model(relax_integrality(build_exact(instance, dl)), deadline=deadline, seed=seed)
+    rep = solve_model(build_pattern(instance, kept, relax=True), deadline=deadline, seed=seed)
     if rep.status is not SolveStatus.OPTIMAL:
         info["lp"] = f"not solved: {rep.status.value}"
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
@@ -330,6 +510,7 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["LP_SECONDS_PER_VAR", "LP_SIZE_LIMIT", "SECONDS_PER_VAR", "a_online_exact_oracle",
-           "batch_lp_bound", "column_cost", "exact", "incumbent", "lower_bound", "model_size",
+__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "SECONDS_PER_COLUMN", "Lagrangian",
+           "a_online_exact_oracle", "batch_lp_bound", "column_cost", "column_estimate", "exact",
+           "incumbent", "lagrangian", "lower_bound",
            "price_column", "round_dual", "serial_schedule", "trivial_bound"]
