@@ -16,6 +16,10 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 
 Tolerance (:mod:`optsched.tolerance`): a start may precede its arrival (4), its round's barrier (7)
 or the end of the previous compute on its GPU (8) by ``slack`` of that time (``at_least``).
+
+Limits (issue 15): every instance and schedule is checked against the ``MAX_*`` constants below on
+construction, with a message naming the field and the constant, so no input makes verify or a method
+enumerate billions of tasks, overflow to ``inf`` or lose the time resolution of (4)/(7)/(8).
 """
 
 from __future__ import annotations
@@ -36,6 +40,29 @@ FORMAT_VERSION = 1
 
 JOB_FIELDS = ("arrival", "weight", "rounds", "tasks_per_round", "train_time", "sync_time")
 
+# Resource limits (issue 15), checked when an Instance or Schedule is constructed (from JSON or in
+# Python). The paper preset (Sec. 7; workloads.hetero_gpu.paper) is far below them: 160 GPUs,
+# 100-300 jobs, K_n <= 8, rounds <= 20 (<= 12,300 tasks; 41,220 with max_rounds=100), times
+# 5e-4..1e3 s, arrivals <= 5,400 s, serial horizon / shortest T^c <= 2.3e6 (7.3e6 at max_rounds=100).
+#: GPUs M (the length of every T^c / T^s row).
+MAX_GPUS = 10_000
+#: Jobs N.
+MAX_JOBS = 10_000
+#: Tasks sum_n R_n K_n, and so R_n and K_n of one job: verify, the instance's task list and every
+#: method enumerate them (1e6 tasks: ~0.5 GB for the task list, its set and verify's dicts).
+MAX_TASKS = 200_000
+#: Every real number: a_n, w_n, T^c, T^s (seconds in the paper preset).
+MAX_VALUE = 1e12
+#: Every nonzero real number is >= this (ratios such as Lemma 3's alpha stay finite).
+MIN_POSITIVE = 1e-12
+#: The serial horizon (latest arrival + every task's slowest compute + sync, run one after the
+#: other, which bounds every start a list schedule makes) over the shortest T^c. Beyond it a time
+#: of the schedule loses the resolution (4), (7), (8) need, and big-M models lose feasibility.
+MAX_TIME_RANGE = 1e8
+#: A schedule's start times, in magnitude (so ``x + T^c + T^s`` and ``sum_n w_n C_n`` stay finite);
+#: verify also refuses starts beyond the instance's own resolution (MAX_TIME_RANGE x shortest T^c).
+MAX_START = 1e18
+
 
 @dataclass(frozen=True)
 class Job:
@@ -52,7 +79,7 @@ class Job:
 
     def __post_init__(self) -> None:
         """Normalisation only (lists become tuples). The checks need the GPU count, so
-        :class:`Instance` runs them (:func:`_validate_job`)."""
+        :class:`Instance` runs them (:func:`_checked_job`)."""
         for key in ("train_time", "sync_time"):
             value = getattr(self, key)
             if isinstance(value, list):
@@ -67,11 +94,12 @@ class Job:
 
     @classmethod
     def read(cls, r: Reader) -> "Job":
-        """Read the JSON fields (keys and types); the values are checked by :class:`Instance`."""
+        """Read the JSON fields (keys, list shapes); the values are checked by :class:`Instance`
+        (so a JSON-loaded and a Python-built job meet the same checks and limits)."""
         return cls(
-            arrival=r.float("arrival"), weight=r.float("weight"), rounds=r.int("rounds"),
-            tasks_per_round=r.int("tasks_per_round"), train_time=r.floats("train_time"),
-            sync_time=r.floats("sync_time"), model=r.str("model") if r.has("model") else "",
+            arrival=r.data["arrival"], weight=r.data["weight"], rounds=r.data["rounds"],
+            tasks_per_round=r.data["tasks_per_round"], train_time=tuple(r.list("train_time")),
+            sync_time=tuple(r.list("sync_time")), model=r.str("model") if r.has("model") else "",
         )
 
 
@@ -89,28 +117,34 @@ class Instance:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Validate (DESIGN.md, "Instance JSON"): a wrong type, a negative or zero size or an
-        inconsistent length raises InvalidInstance naming the field, e.g.
-        ``instance.jobs[1].train_time: must have 2 entries, got 1``. Lists become tuples."""
-        for key in ("gpus", "jobs"):
-            value = getattr(self, key)
-            if isinstance(value, list):
-                object.__setattr__(self, key, tuple(value))
+        """Validate (DESIGN.md, "Instance JSON") and normalise: a wrong type, a negative or zero size,
+        an inconsistent length or a value beyond a ``MAX_*`` limit raises InvalidInstance naming the
+        field, e.g. ``instance.jobs[1].train_time: must have 2 entries, got 1``. Lists become tuples,
+        numbers the field's type (int sizes, float times), so JSON-loaded and Python-built
+        instances compare equal."""
         gpus = _sequence(self.gpus, "instance.gpus")
         if not gpus:
             fail("instance.gpus", "must not be empty")
+        if len(gpus) > MAX_GPUS:
+            fail("instance.gpus", f"at most {MAX_GPUS} GPUs (MAX_GPUS), got {len(gpus)}")
         for m, g in enumerate(gpus):
             if not isinstance(g, str):
                 fail(f"instance.gpus[{m}]", f"must be a string (GPU type), got {g!r}")
         jobs = _sequence(self.jobs, "instance.jobs")
         if not jobs:
             fail("instance.jobs", "must not be empty")
+        if len(jobs) > MAX_JOBS:
+            fail("instance.jobs", f"at most {MAX_JOBS} jobs (MAX_JOBS), got {len(jobs)}")
+        checked = []
         for n, job in enumerate(jobs):
             if not isinstance(job, Job):
                 fail(f"instance.jobs[{n}]", f"must be a Job, got {type(job).__name__}")
-            _validate_job(job, f"instance.jobs[{n}]", len(gpus))
+            checked.append(_checked_job(job, f"instance.jobs[{n}]", len(gpus)))
+        _check_totals(checked)
         if not isinstance(self.name, str):
             fail("instance.name", f"must be a string, got {type(self.name).__name__}")
+        object.__setattr__(self, "gpus", tuple(gpus))
+        object.__setattr__(self, "jobs", tuple(checked))
 
     @property
     def n_gpus(self) -> int:
@@ -172,26 +206,77 @@ def _check_version(data: Any, where: str) -> None:
 
 
 def _sequence(value: Any, where: str) -> tuple:
-    """``value`` must be a tuple: the shape check of a field built in Python."""
-    if not isinstance(value, tuple):
+    """``value`` must be a tuple or list: the shape check of a field built in Python."""
+    if not isinstance(value, (tuple, list)):
         fail(where, f"must be a list, got {type(value).__name__}")
-    return value
+    return tuple(value)
 
 
-def _validate_job(job: Job, where: str, n_gpus: int) -> None:
-    """The checks of one job (messages as ``instance.jobs[3].weight: must be > 0, got -1``)."""
-    as_float(job.arrival, f"{where}.arrival", min=0.0)
-    as_float(job.weight, f"{where}.weight", positive=True)
-    as_int(job.rounds, f"{where}.rounds", min=1)
-    as_int(job.tasks_per_round, f"{where}.tasks_per_round", min=1)
+def _real(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    """A finite real number (not bool) within MAX_VALUE in magnitude and, when nonzero, at least
+    MIN_POSITIVE; an integer literal beyond the float range is named, not an OverflowError."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {_show(int(value))}")
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, int, float)):
+        value = float(value)  # numpy scalars
+    x = as_float(value, where, min=min, positive=positive)
+    if abs(x) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
+    if x != 0 and abs(x) < MIN_POSITIVE:
+        fail(where, f"must be 0 or >= {MIN_POSITIVE:g} (MIN_POSITIVE), got {x:g}")
+    return x
+
+
+def _count(value: Any, where: str, limit: int, name: str) -> int:
+    """A positive integer (not bool; numpy integers are) of at most ``limit`` (the constant ``name``)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        value = int(value)  # numpy integers
+    count = as_int(value, where, min=1)
+    if count > limit:
+        fail(where, f"must be <= {limit} ({name}), got {_show(count)}")
+    return count
+
+
+def _checked_job(job: Job, where: str, n_gpus: int) -> Job:
+    """One job validated and normalised (messages as ``instance.jobs[3].weight: must be > 0, got -1``)."""
+    rows = {}
     for key, positive in (("train_time", True), ("sync_time", False)):
         row = _sequence(getattr(job, key), f"{where}.{key}")
         if len(row) != n_gpus:
             fail(f"{where}.{key}", f"must have {n_gpus} entries, got {len(row)}")
-        for m, v in enumerate(row):
-            as_float(v, f"{where}.{key}[{m}]", positive=positive, min=None if positive else 0.0)
+        rows[key] = tuple(_real(v, f"{where}.{key}[{m}]", positive=positive,
+                                min=None if positive else 0.0) for m, v in enumerate(row))
     if not isinstance(job.model, str):
         fail(f"{where}.model", f"must be a string, got {type(job.model).__name__}")
+    return Job(arrival=_real(job.arrival, f"{where}.arrival", min=0.0),
+               weight=_real(job.weight, f"{where}.weight", positive=True),
+               rounds=_count(job.rounds, f"{where}.rounds", MAX_TASKS, "MAX_TASKS"),
+               tasks_per_round=_count(job.tasks_per_round, f"{where}.tasks_per_round", MAX_TASKS,
+                                      "MAX_TASKS"),
+               model=job.model, **rows)
+
+
+def _check_totals(jobs: list[Job]) -> None:
+    """The instance-wide limits: MAX_TASKS tasks in all, and the serial horizon within
+    MAX_TIME_RANGE shortest compute times."""
+    tasks = sum(j.rounds * j.tasks_per_round for j in jobs)
+    if tasks > MAX_TASKS:
+        fail("instance.jobs", f"{tasks} tasks (rounds x tasks_per_round, summed) > {MAX_TASKS} "
+                              f"(MAX_TASKS)")
+    horizon = serial_horizon(jobs)
+    n, m = min(((n, m) for n, j in enumerate(jobs) for m in range(len(j.train_time))),
+               key=lambda nm: jobs[nm[0]].train_time[nm[1]])
+    shortest = jobs[n].train_time[m]
+    if horizon > MAX_TIME_RANGE * shortest:
+        fail(f"instance.jobs[{n}].train_time[{m}]",
+             f"{shortest:g} is less than the serial horizon {horizon:g} / {MAX_TIME_RANGE:g} "
+             f"(MAX_TIME_RANGE): times would lose the resolution verify needs")
+
+
+def serial_horizon(jobs) -> float:
+    """Latest arrival + every task's slowest ``T^c + T^s``: no list schedule starts a task later."""
+    return max(j.arrival for j in jobs) + sum(
+        j.rounds * j.tasks_per_round * (max(j.train_time) + max(j.sync_time)) for j in jobs)
 
 
 @dataclass(frozen=True)
@@ -217,23 +302,17 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Shape and type checks (a list becomes a tuple): every entry a :class:`TaskRun` with
-        non-negative integer indices and a finite numeric start (NaN and ±inf are rejected), named as in the JSON
-        (``schedule.tasks[i][k]``). Whether the tasks exist and fit is :func:`verify`'s job, so it
-        can name the equation at fault."""
-        if isinstance(self.runs, list):
-            object.__setattr__(self, "runs", tuple(self.runs))
-        for i, t in enumerate(_sequence(self.runs, "schedule.tasks")):
-            where = f"schedule.tasks[{i}]"
-            if not isinstance(t, TaskRun):
-                fail(where, f"must be a TaskRun, got {type(t).__name__}")
-            for k, v in enumerate((t.job, t.round, t.task, t.gpu)):
-                if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-                    as_int(v, f"{where}[{k}]", min=0)  # raises with the field's name
-            if isinstance(t.start, bool) or not isinstance(t.start, numbers.Real):
-                fail(f"{where}[4]", f"start must be a number, got {t.start!r}")
-            if not _finite(t.start):  # NaN compares false: it would skip (4), (7), (8)
-                fail(f"{where}[4]", f"start must be finite, got {_show(t.start)}")
+        """Shape, type and limit checks, named as in the JSON (``schedule.tasks[i][k]``): at most
+        MAX_TASKS entries, each a :class:`TaskRun` with integer indices (not bool; numpy integers
+        are) in 0..MAX_JOBS-1 / MAX_TASKS-1 / MAX_GPUS-1 and a finite numeric start (NaN and ±inf
+        are rejected) of at most MAX_START in magnitude. Runs are normalised (int indices, float
+        start). Whether the tasks exist and fit is :func:`verify`'s job, so it can name the
+        equation at fault."""
+        runs = _sequence(self.runs, "schedule.tasks")
+        if len(runs) > MAX_TASKS:
+            fail("schedule.tasks", f"at most {MAX_TASKS} tasks (MAX_TASKS), got {len(runs)}")
+        object.__setattr__(self, "runs", tuple(_checked_run(t, f"schedule.tasks[{i}]")
+                                               for i, t in enumerate(runs)))
 
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
@@ -247,20 +326,41 @@ class Schedule:
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("tasks",), what="schedule")
         runs = []
         for i, row in enumerate(r.list("tasks")):
-            where = f"schedule.tasks[{i}]"
             if not isinstance(row, list) or len(row) != 5:
-                fail(where, "must be [job, round, task, gpu, start]")
-            job, rnd, task, gpu = (as_int(v, f"{where}[{k}]") for k, v in enumerate(row[:4]))
-            start = row[4]
-            if isinstance(start, (int, float)) and not isinstance(start, bool):
-                if not _finite(start):
-                    fail(f"{where}[4]", f"start must be finite, got {_show(start)}")
-                start = float(start)
-            runs.append(TaskRun(job, rnd, task, gpu, start))
+                fail(f"schedule.tasks[{i}]", "must be [job, round, task, gpu, start]")
+            runs.append(TaskRun(*row))
         return cls(tuple(runs))
 
     def by_task(self) -> dict[tuple[int, int, int], TaskRun]:
         return {t.key: t for t in self.runs}
+
+
+#: The largest index of each TaskRun field (job, round, task, gpu), from the instance limits.
+INDEX_LIMITS = (MAX_JOBS - 1, MAX_TASKS - 1, MAX_TASKS - 1, MAX_GPUS - 1)
+
+
+def _checked_run(t: Any, where: str) -> TaskRun:
+    """One run validated and normalised (see :class:`Schedule`)."""
+    if not isinstance(t, TaskRun):
+        fail(where, f"must be a TaskRun, got {type(t).__name__}")
+    index = []
+    for k, (v, top) in enumerate(zip((t.job, t.round, t.task, t.gpu), INDEX_LIMITS)):
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+            v = int(v)  # numpy integers
+        v = as_int(v, f"{where}[{k}]", min=0)
+        if v > top:
+            fail(f"{where}[{k}]", f"must be <= {top} (from the MAX_* limits), got {_show(v)}")
+        index.append(v)
+    start = t.start
+    if isinstance(start, bool) or not isinstance(start, numbers.Real):
+        fail(f"{where}[4]", f"start must be a number, got {start!r}")
+    if not _finite(start):  # NaN compares false: it would skip (4), (7), (8)
+        fail(f"{where}[4]", f"start must be finite, got {_show(start)}")
+    if abs(start) > MAX_START:
+        fail(f"{where}[4]", f"start must be <= {MAX_START:g} (MAX_START) in magnitude, "
+                            f"got {_show(start)}")
+    job, rnd, task, gpu = index
+    return TaskRun(job, rnd, task, gpu, float(start))
 
 
 def _finite(value: Any) -> bool:
@@ -286,7 +386,9 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         Naming the violated equation, e.g. ``"(8) gpu 1: tasks (0,0,1) and (2,0,0) overlap"``,
         or when ``schedule`` is not a hetero_gpu :class:`Schedule`.
     InvalidInstance
-        When a run's value is malformed (non-integer index, non-finite start), naming the field
+        When a run's value is malformed (non-integer index, non-finite start) or a start lies
+        beyond the instance's time resolution (MAX_TIME_RANGE x its shortest T^c, where the
+        tolerance of (4)/(7)/(8) would exceed a compute time), naming the field
         (``schedule.tasks[3][4]: start must be finite, got nan``).
     """
     if not isinstance(schedule, Schedule):
@@ -294,6 +396,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     if not isinstance(instance, Instance):
         fail("instance", f"must be a {FAMILY} Instance, got {type(instance).__name__}")
     Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched
+    _check_resolution(instance, schedule)
     runs = _runs_by_task(instance, schedule)
     finish = {}
     for (n, r, k), t in runs.items():
@@ -306,6 +409,17 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     completion = [max(finish[n, r, k] for r in range(j.rounds) for k in range(j.tasks_per_round))
                   for n, j in enumerate(instance.jobs)]  # (6)
     return float(sum(j.weight * c for j, c in zip(instance.jobs, completion)))
+
+
+def _check_resolution(instance: Instance, schedule: Schedule) -> None:
+    """Every start within MAX_TIME_RANGE shortest compute times (the instance's serial horizon is,
+    so a list schedule never starts later)."""
+    limit = MAX_TIME_RANGE * float(instance.tc.min())
+    for i, t in enumerate(schedule.runs):
+        if abs(t.start) > limit:
+            fail(f"schedule.tasks[{i}][4]", f"start {t.start:g} is beyond this instance's time "
+                                            f"resolution {limit:g} (MAX_TIME_RANGE x shortest "
+                                            f"train_time)")
 
 
 def completion_times(instance: Instance, schedule: Schedule) -> list[float]:
@@ -375,4 +489,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     return out
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Schedule", "TaskRun", "bars", "completion_times", "verify"]
+__all__ = ["FAMILY", "MAX_GPUS", "MAX_JOBS", "MAX_START", "MAX_TASKS", "MAX_TIME_RANGE", "MAX_VALUE",
+           "MIN_POSITIVE", "Instance", "Job", "Schedule", "TaskRun", "bars", "completion_times",
+           "serial_horizon", "verify"]
