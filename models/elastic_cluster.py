@@ -62,26 +62,33 @@ def safe_horizon(inst: Instance, upper_bound: float) -> int:
     return max(latest_completions(inst, upper_bound), default=1) - 1
 
 
-def latest_completions(inst: Instance, upper_bound: float) -> list[int]:
+def latest_completions(inst: Instance, upper_bound: float, others: list | None = None) -> list[int]:
     """Per job j the latest completion slot c_j of any schedule costing at most ``upper_bound``.
 
     With S = ``upper_bound`` the cost of a feasible schedule (the solvers pass their best
-    heuristic's) and l_i = a_i + d_i^min, such a schedule has w_j c_j <= S - sum_{i != j} w_i l_i.
+    heuristic's) and L_j <= sum_{i != j} w_i c_i for every schedule (``others[j]``; default
+    sum_{i != j} w_i l_i with l_i = a_i + d_i^min), such a schedule has w_j c_j <= S - L_j.
     d_i^min is the shortest duration of a configuration that passes the model's own pruning
     (:func:`model_configs`), a relaxation of "fastest schedule alone" that does not depend on the
     placement heuristics; the bound is rounded up with ``at_most`` so float noise never cuts off a
     completion slot."""
-    low = [job.arrival + min(c[4] for c in model_configs(inst, j, math.inf))
-           for j, job in enumerate(inst.jobs)]
+    low = min_completions(inst)
     total = sum(job.weight * l for job, l in zip(inst.jobs, low))
     out = []
-    for job, l in zip(inst.jobs, low):
-        bound = (upper_bound - total + job.weight * l) / job.weight  # the latest c_j
+    for j, (job, l) in enumerate(zip(inst.jobs, low)):
+        rest = total - job.weight * l if others is None else others[j]
+        bound = max(l, (upper_bound - rest) / job.weight)  # the latest c_j
         c = math.floor(bound)
         if tolerance.at_most(c + 1, bound):
             c += 1
         out.append(c)
     return out
+
+
+def min_completions(inst: Instance) -> list[int]:
+    """l_j = a_j + d_j^min over :func:`model_configs` (no schedule completes j earlier)."""
+    return [job.arrival + min(c[4] for c in model_configs(inst, j, math.inf))
+            for j, job in enumerate(inst.jobs)]
 
 
 # ------------------------------------------------------------------------------- configurations

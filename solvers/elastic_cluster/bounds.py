@@ -15,6 +15,7 @@ solvers (to collect the Family) stays cheap.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Any
@@ -117,8 +118,9 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     if found is not None and found[1] < upper:
         best, upper = found
     if deadline.expired():
-        return _no_model(best, "deadline: expired in the pattern list scheduling")
-    last = [c - 1 for c in em.latest_completions(inst, upper)]
+        return _no_model(best, "deadline: expired in the pattern list scheduling",
+                         warm_start_cost=upper)
+    last = [c - 1 for c in em.latest_completions(inst, upper, _others(inst, deadline))]
     horizon = max(last)
     patterns = em.exact_patterns(inst, last)
     size = em.exact_size(patterns, inst, last)
@@ -129,7 +131,8 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         return _no_model(best, f"deadline: the model ({size['binaries']} binaries, "
                                f"{size['terms']} terms, horizon {horizon}) cannot be built and "
                                f"handed to HiGHS in the {left:.3g} s left (estimate "
-                               f"{build + handoff:.3g} s)", horizon=horizon, **size)
+                               f"{build + handoff:.3g} s)", horizon=horizon, warm_start_cost=upper,
+                         **size)
     clock = time.perf_counter()
     m = em.build_exact(inst, last, patterns)
     started = em.set_start(m, inst, best) if best is not None else 0
@@ -142,14 +145,20 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     return _better(inst, rep, lambda: em.extract_exact(inst, m), best, upper, info)
 
 
+#: Wall seconds :func:`greedy_patterns`' local search may take at most (and at most this share
+#: of the time left).
+SEARCH_S, SEARCH_SHARE = 3.0, 0.1
+
+
 def greedy_patterns(inst: Instance, horizon: int,
                     deadline: Deadline = NEVER) -> tuple[Schedule, float] | None:
-    """A good schedule for :func:`exact`'s horizon and MIP start: list scheduling over the
+    """A good schedule for :func:`exact`'s start windows and MIP start: list scheduling over the
     non-dominated placements (:func:`~optsched.models.elastic_cluster.job_patterns` with d <=
     ``horizon``) -- jobs in turn, each in the placement and start that complete it first on the
-    slots left free -- for three orders (w_j / d_j^min, w_j, a_j), then adjacent swaps of the
-    best order while they improve (and the deadline allows). Returns (schedule, verified cost),
-    or None when no order gives a schedule verify accepts. Not from the paper (ours)."""
+    slots left free -- for three orders (w_j / d_j^min, w_j, a_j), then moves of one job to
+    another place in the best order while they improve, within :data:`SEARCH_S` seconds (and
+    :data:`SEARCH_SHARE` of the time left). Returns (schedule, verified cost), or None when no
+    order gives a schedule verify accepts. Not from the paper (ours)."""
     from optsched.models import elastic_cluster as em
 
     pats = {j: em.job_patterns(inst, j, horizon - job.arrival + 1)
@@ -162,15 +171,18 @@ def greedy_patterns(inst: Instance, horizon: int,
     found = [(_list_schedule(inst, pats, order), order)
              for order in (sorted(range(len(jobs)), key=k) for k in keys)]
     (cost, plans), order = min(found, key=lambda x: x[0][0])
+    left = deadline.remaining()
+    budget = deadline.within(SEARCH_S if left is None else min(SEARCH_S, SEARCH_SHARE * left))
     improved = True
-    while improved and not deadline.expired():
+    while improved and not budget.expired():
         improved = False
-        for k in range(len(order) - 1):
-            trial = order[:k] + [order[k + 1], order[k]] + order[k + 2:]
+        for i, k in itertools.permutations(range(len(order)), 2):
+            trial = order[:i] + order[i + 1:]
+            trial.insert(k, order[i])
             value, trial_plans = _list_schedule(inst, pats, trial)
             if value < cost - 1e-9:
                 cost, plans, order, improved = value, trial_plans, trial, True
-            if deadline.expired():
+            if budget.expired():
                 break
     schedule = Schedule(tuple(plans[j] for j in range(len(jobs))))
     try:
@@ -202,12 +214,29 @@ def _list_schedule(inst: Instance, pats: dict, order: list[int]) -> tuple[float,
 
 def _first_run(fits: np.ndarray, first: int, length: int) -> int:
     """The least t >= first with fits[t .. t + length - 1] all True."""
-    run = 0
-    for t in range(first, len(fits)):
-        run = run + 1 if fits[t] else 0
-        if run == length:
-            return t - length + 1
-    raise ValueError("the list schedule's span is too short")  # span covers a serial schedule
+    total = np.concatenate(([0], np.cumsum(fits)))
+    ok = np.flatnonzero(total[first + length:] - total[first:len(total) - length] == length)
+    if not ok.size:  # span covers a serial schedule
+        raise ValueError("the list schedule's span is too short")
+    return first + int(ok[0])
+
+
+def _others(inst: Instance, deadline: Deadline) -> list[float] | None:
+    """Per job j a lower bound on sum_{i != j} w_i c_i: the larger of sum_{i != j} w_i l_i and
+    :func:`resource_bound` without j (None, the first alone, when the deadline expires)."""
+    from optsched.models import elastic_cluster as em
+
+    low = em.min_completions(inst)
+    areas = min_areas(inst, deadline)
+    if areas is None:
+        return None
+    total = sum(job.weight * l for job, l in zip(inst.jobs, low))
+    fastest = [l - job.arrival for job, l in zip(inst.jobs, low)]
+    out = []
+    for j, job in enumerate(inst.jobs):
+        fluid = resource_bound(inst, fastest, areas=areas, skip=j)
+        out.append(max(total - job.weight * low[j], fluid))
+    return out
 
 
 #: The most placements :func:`exact` scans to enumerate its patterns (``pattern_bound``); beyond
@@ -268,7 +297,7 @@ def _no_model(best: Schedule | None, why: str, **info: Any) -> Outcome:
 
 
 def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """sum_j w_j (a_j + d_j^min): no schedule completes j before its fastest run alone.
+    """The larger of sum_j w_j (a_j + d_j^min) and the mean-busy-time bound of every resource.
 
     Parameters
     ----------
@@ -277,7 +306,7 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     deadline
         Checked per job and per configuration tried; the jobs not reached by then count
         w_j (a_j + 1) (every job runs at least one slot), so the value stays a valid bound
-        (status ``time_limit``).
+        (status ``time_limit``). The resource bounds are computed only when time is left.
     seed
         Unused.
 
@@ -285,12 +314,14 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     -------
     Outcome
         No schedule; ``lower_bound`` and status ``optimal`` (the bound's exact value) or
-        ``time_limit`` (a weaker valid bound; ``info["stopped"]`` says where).
+        ``time_limit`` (a weaker valid bound; ``info["stopped"]`` says where); ``info`` gives
+        both parts (``alone``, ``resource``).
 
     Notes
     -----
-    Not from the paper: a simple valid bound (d_j^min from the exact placement on the idle
-    cluster), used for ALG/LB at paper scale.
+    Not from the paper. ``alone``: no schedule completes j before its fastest run alone
+    (d_j^min from the exact placement on the idle cluster). ``resource``:
+    :func:`resource_bound`, a fluid single-machine relaxation per resource.
 
     Examples
     --------
@@ -302,6 +333,7 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
     value = 0.0
+    fastest = []
     for j, job in enumerate(inst.jobs):
         sub = None if deadline.expired() else fastest_alone(inst, j, deadline)
         if deadline.expired():
@@ -312,7 +344,95 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
         if sub is None:
             raise ValueError(f"job {j} fits on no server configuration")
         value += job.weight * (job.arrival + sub.duration)
-    return Outcome(None, SolveStatus.OPTIMAL, value, {})
+        fastest.append(sub.duration)
+    fluid = resource_bound(inst, fastest, deadline)
+    if fluid is None:
+        return Outcome(None, SolveStatus.TIME_LIMIT, value, {
+            "alone": value, "stopped": "deadline: before the resource bound"})
+    return Outcome(None, SolveStatus.OPTIMAL, max(value, fluid), {"alone": value,
+                                                                  "resource": float(fluid)})
 
 
-__all__ = ["exact", "lower_bound", "serial_schedule"]
+def min_areas(inst: Instance, deadline: Deadline = NEVER) -> np.ndarray | None:
+    """J x R: the least resource-time (N e_m^r + z_p^r) d of job j's configurations that fit
+    (one server for q = 1, the whole cluster for q = 0, ``cap_limit``), or None when the
+    deadline expires. Every schedule of j uses at least this much of r (at least one PS)."""
+    out = np.zeros((len(inst.jobs), inst.n_res))
+    cap, total = inst.cap_limit, inst.cap_limit.sum(axis=0)
+    for j in range(len(inst.jobs)):
+        if deadline.expired():
+            return None
+        conf = np.array(inst.configurations(j), dtype=float).reshape(-1, 5)
+        m, p, q, n, d = (conf[:, k] for k in range(5))
+        need = n[:, None] * inst.e[m.astype(int)]
+        if inst.is_ps:
+            need = need + inst.z[p.astype(int)]
+        one = (need[:, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
+        fits = np.where(q == 1, one, (need <= total).all(axis=1))
+        out[j] = (need[fits] * d[fits, None]).min(axis=0)
+    return out
+
+
+def resource_bound(inst: Instance, fastest: list[int], deadline: Deadline = NEVER,
+                   areas: np.ndarray | None = None, skip: int | None = None) -> float | None:
+    """max_r sum_j w_j (M_j^r + d_j^min / 2) over the jobs (all but ``skip``), None when the
+    deadline expires first.
+
+    Job j runs its placement at a constant rate for d_j slots from s_j, so its mean busy time is
+    M_j = s_j + d_j / 2 and c_j = M_j + d_j / 2 >= M_j + d_j^min / 2. Scaling every job's use of
+    resource r down to its least area A_j^r (:func:`min_areas`) keeps each M_j and the total
+    rate <= sum_h C_h^r: a preemptive schedule of sizes A^r on one fluid machine of speed
+    sum_h C_h^r with release dates a_j. Its sum_j w_j M_j is at least the minimum over Goemans'
+    mean-busy-time polytope (Goemans, SODA 1997), which the preemptive WSPT rule attains
+    (:func:`mean_busy_times`). Not from the paper (ours)."""
+    if areas is None:
+        areas = min_areas(inst, deadline)
+        if areas is None:
+            return None
+    jobs = [j for j in range(len(inst.jobs)) if j != skip]
+    best = 0.0
+    for r in range(inst.n_res):
+        speed = float(inst.cap_limit[:, r].sum())
+        if speed <= 0:
+            continue
+        mean = mean_busy_times([inst.jobs[j].arrival for j in jobs], [areas[j, r] for j in jobs],
+                               [inst.jobs[j].weight for j in jobs], speed)
+        best = max(best, float(sum(inst.jobs[j].weight * (mj + fastest[j] / 2)
+                                   for j, mj in zip(jobs, mean))))
+    return best
+
+
+def mean_busy_times(release, size, weight, speed: float) -> list[float]:
+    """Mean busy times of the preemptive WSPT schedule (always run the released job of largest
+    weight / size; ties by index) on one machine of the given speed; a job of size 0 has
+    M_j = its release date."""
+    import heapq
+
+    n = len(size)
+    mean = [float(r) for r in release]
+    left = [s / speed for s in size]
+    todo = sorted((release[j], j) for j in range(n) if size[j] > 0)
+    ready: list = []
+    t, k = 0.0, 0
+    while k < len(todo) or ready:
+        if not ready:
+            t = max(t, todo[k][0])
+        while k < len(todo) and todo[k][0] <= t:
+            j = todo[k][1]
+            heapq.heappush(ready, (-weight[j] / size[j], j))
+            mean[j] = 0.0
+            k += 1
+        j = ready[0][1]
+        end = t + left[j]
+        if k < len(todo):
+            end = min(end, todo[k][0])
+        mean[j] += (end * end - t * t) / 2 * speed / size[j]
+        left[j] -= end - t
+        if left[j] <= 1e-12 * max(1.0, end):
+            heapq.heappop(ready)
+        t = end
+    return mean
+
+
+__all__ = ["exact", "greedy_patterns", "lower_bound", "mean_busy_times", "resource_bound",
+           "serial_schedule"]

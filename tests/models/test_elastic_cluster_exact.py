@@ -139,14 +139,15 @@ def test_greedy_patterns_verifies_and_beats_the_serial_schedule(seed):
     assert verify(inst, schedule) == cost <= _serial_cost(inst)
 
 
-def test_exact_never_returns_worse_than_its_warm_start():
-    """A time limit too short to prove (16 jobs, 1.5 s): the schedule costs at most the best
-    heuristic's, whatever HiGHS' incumbent is."""
-    inst = generate("small", 0, n_jobs=(16, 16))
+@pytest.mark.parametrize("limit", [1.5, 8.0])
+def test_exact_never_returns_worse_than_its_warm_start(limit):
+    """Time limits too short to prove (20 jobs): the schedule costs at most the best heuristic's
+    (the fixed heuristics', and the MIP start's when the model was built)."""
+    inst = generate("small", 2, n_jobs=(20, 20))
     best, upper = bounds._incumbent(inst, NEVER)
-    greedy = bounds.greedy_patterns(inst, em.safe_horizon(inst, upper))[1]
-    res = solve(inst, "exact", time_limit=1.5)
-    assert res.objective <= min(upper, greedy) + 1e-9
+    res = solve(inst, "exact", time_limit=limit)
+    assert res.objective <= upper + 1e-9
+    assert res.objective <= res.info.get("warm_start_cost", upper) + 1e-9
     assert res.status.value in ("optimal", "time_limit")
 
 
@@ -176,3 +177,48 @@ def test_exact_refuses_a_model_too_large_to_scan():
     assert em.pattern_bound(inst, 50) > bounds.MAX_SCAN
     res = solve(inst, "exact", time_limit=20)
     assert res.status.value == "time_limit" and res.schedule is not None
+
+
+# ------------------------------------------------------------------------------- lower bound
+
+
+def test_mean_busy_times_by_hand():
+    """Preemptive WSPT on speed 2: job 0 (size 4, w 1) from 0; job 1 (size 2, w 4) arrives at 1
+    and preempts it: job 0 runs [0, 1) and [2, 3), job 1 [1, 2)."""
+    mean = bounds.mean_busy_times([0, 1, 5], [4.0, 2.0, 0.0], [1.0, 4.0, 3.0], 2.0)
+    assert mean == pytest.approx([(0.5 + 2.5) / 2, 1.5, 5.0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lower_bound_is_at_most_the_brute_force_optimum(seed):
+    inst = generate("tiny", seed)
+    res = solve(inst, "lower_bound")
+    assert res.status.value == "optimal"
+    assert res.lower_bound <= brute.brute_force(inst) + 1e-9
+    assert res.lower_bound == max(res.info["alone"], res.info["resource"])
+
+
+def test_resource_bound_is_valid_and_stronger_on_small():
+    """On small instances with 10 jobs the resource bound stays below the proven optimum and beats
+    the every-job-alone bound on some of them (it is not vacuous)."""
+    wins = 0
+    for seed in range(4):
+        inst = generate("small", seed, n_jobs=(10, 10))
+        opt = solve(inst, "exact", time_limit=120)
+        assert opt.status.value == "optimal"
+        lb = solve(inst, "lower_bound")
+        assert lb.info["resource"] <= opt.objective + 1e-9
+        wins += lb.info["resource"] > lb.info["alone"] + 1e-9
+    assert wins >= 1
+
+
+def test_start_windows_keep_every_optimum_reachable():
+    """latest_completions with the resource bound without j: the proven optimum's completions all
+    fall within the windows of the best heuristic's cost."""
+    for seed in range(3):
+        inst = generate("small", seed, n_jobs=(8, 8))
+        opt = solve(inst, "exact", time_limit=120)
+        best, upper = bounds._incumbent(inst, NEVER)
+        latest = em.latest_completions(inst, upper, bounds._others(inst, NEVER))
+        assert all(p.completion <= c for p, c in zip(opt.schedule.plans, latest))
+        assert latest != em.latest_completions(inst, upper)  # tighter than the default
