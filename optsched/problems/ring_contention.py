@@ -27,13 +27,77 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 from typing import Any, Sequence
 
-from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible
-from optsched.tolerance import at_most
+import numpy as np
+
+from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.problems import fields
+from optsched.problems.fields import Reader, fail, infeasible
+from optsched.tolerance import REL, at_most
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1
+
+#: Resource limits (issue 15), checked on construction (JSON or Python) with a message naming the
+#: field and the limit. Each is far above the paper's Sec. 7 setting (20 servers of 4-32 GPUs,
+#: N <= 640, 160 jobs, F_j <= 6000, T = 1200-1500, phi_j = 1/tau_j of 20-100 iterations per slot).
+#: With them verify simulates at most 2 |J| events of O(N + |S|) each, and no pass, model size
+#: estimate or JSON document grows without bound.
+MAX_SERVERS = 1_000          #: |S|, the servers (and the length of every placement y_j)
+MAX_SERVER_GPUS = 1_024      #: O_s, the GPUs of one server (and every y_js of a schedule)
+MAX_GPUS = 10_000            #: N = sum_s O_s (every pass holds arrays of N GPUs; also G_j <= N)
+MAX_JOBS = 1_000             #: |J|
+MAX_ITERATIONS = 10**9       #: F_j
+MAX_BATCH = 10**9            #: M_j (samples per iteration; Delta^f_j M_j must stay a float)
+MAX_HORIZON = 10**6          #: T in slots; every start a_j is a slot in [0, T)
+MAX_VALUE = 1e9              #: every real number (m_j, Delta^f_j, Delta^b_j, b^e, b^i, C, alpha, xi2)
+MIN_POSITIVE = 1e-9          #: the divisors of (8), b^e, b^i and C, are >= this (tiny other
+#:                              values are harmless: tau is a sum and MAX_SPEED bounds 1/tau)
+MAX_SPEED = 10**6            #: phi_j at the job's fastest placement (so tau_j >= ~1e-6 slot):
+#:                              keeps slot_speed's tolerance scan and the MILP's coefficients small
+
+
+def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False,
+             divisor: bool = False) -> float:
+    """:func:`~optsched.problems.fields.as_float` within the limits: at most MAX_VALUE in magnitude
+    (an integer literal beyond the float range is named, not an OverflowError), and at least
+    MIN_POSITIVE for a ``divisor``.
+
+    >>> as_float(1e300, "instance.bw_inter")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.bw_inter: must be <= 1e+09 (MAX_VALUE), got 1e+300
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {_short(value)}")
+    x = fields.as_float(value, where, min=min, positive=positive)
+    if abs(x) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
+    if divisor and x < MIN_POSITIVE:
+        fail(where, f"must be >= {MIN_POSITIVE:g} (MIN_POSITIVE), got {x:g}")
+    return x
+
+
+def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None,
+           limit: str = "") -> int:
+    """:func:`~optsched.problems.fields.as_int` (bool is not an integer, numpy integers and
+    integral floats are) with ``max`` named by ``limit`` and huge literals shortened."""
+    if isinstance(value, np.integer) or isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if max is not None and value > max:
+            fail(where, f"must be <= {max}{f' ({limit})' if limit else ''}, got {_short(value)}")
+        if min is not None and value < min:
+            fail(where, f"must be >= {min}, got {_short(value)}")
+    return fields.as_int(value, where, min=min, max=max)
+
+
+def _short(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:6]}...({len(text)} digits)"
 
 JOB_FIELDS = ("gpus", "iterations", "grad_size", "batch", "fp_time", "bp_time")
 CLUSTER_FIELDS = ("bw_inter", "bw_intra", "reduce_speed", "alpha", "xi1", "xi2")
@@ -57,21 +121,26 @@ class Job:
     def checked(self, where: str) -> "Job":
         """This job with its values validated (messages name ``where``, e.g.
         ``instance.jobs[3].gpus``) and normalised to the fields' types."""
-        return Job(gpus=as_int(self.gpus, f"{where}.gpus", min=1),
-                   iterations=as_int(self.iterations, f"{where}.iterations", min=1),
+        return Job(gpus=as_int(self.gpus, f"{where}.gpus", min=1, max=MAX_GPUS, limit="MAX_GPUS"),
+                   iterations=as_int(self.iterations, f"{where}.iterations", min=1,
+                                     max=MAX_ITERATIONS, limit="MAX_ITERATIONS"),
                    grad_size=as_float(self.grad_size, f"{where}.grad_size", min=0.0),
-                   batch=as_int(self.batch, f"{where}.batch", min=1),
+                   batch=as_int(self.batch, f"{where}.batch", min=1, max=MAX_BATCH,
+                                limit="MAX_BATCH"),
                    fp_time=as_float(self.fp_time, f"{where}.fp_time", min=0.0),
                    bp_time=as_float(self.bp_time, f"{where}.bp_time", min=0.0))
 
 
-def _seq(value: Any, where: str, *, nonempty: bool = False) -> Sequence[Any]:
+def _seq(value: Any, where: str, *, nonempty: bool = False, most: int | None = None,
+         limit: str = "") -> Sequence[Any]:
     """``value`` as a sequence (a tuple, or a list from JSON), with the messages of
-    :func:`~optsched.problems.fields.as_list`."""
+    :func:`~optsched.problems.fields.as_list`; at most ``most`` entries (the limit ``limit``)."""
     if not isinstance(value, (tuple, list)):
         fail(where, f"must be a list, got {type(value).__name__}")
     if nonempty and not value:
         fail(where, "must not be empty")
+    if most is not None and len(value) > most:
+        fail(where, f"at most {most} entries ({limit}), got {len(value)}")
     return value
 
 
@@ -102,24 +171,31 @@ class Instance:
         """Validate every field (DESIGN.md, "Instance JSON") and normalise it (lists become tuples,
         numbers the field's type, so a JSON-loaded and a Python-built instance compare equal)."""
         where = "instance"
-        servers = tuple(as_int(v, f"{where}.servers[{i}]", min=1) for i, v in
-                        enumerate(_seq(self.servers, f"{where}.servers", nonempty=True)))
+        servers = tuple(as_int(v, f"{where}.servers[{i}]", min=1, max=MAX_SERVER_GPUS,
+                               limit="MAX_SERVER_GPUS") for i, v in
+                        enumerate(_seq(self.servers, f"{where}.servers", nonempty=True,
+                                       most=MAX_SERVERS, limit="MAX_SERVERS")))
+        if sum(servers) > MAX_GPUS:
+            fail(f"{where}.servers", f"N = {sum(servers)} GPUs > {MAX_GPUS} (MAX_GPUS)")
         jobs = []
-        for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True)):
+        for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True, most=MAX_JOBS,
+                                     limit="MAX_JOBS")):
             if not isinstance(job, Job):
                 fail(f"{where}.jobs[{i}]", f"must be a Job, got {type(job).__name__}")
             jobs.append(job.checked(f"{where}.jobs[{i}]"))
         values: dict[str, Any] = dict(
             servers=servers, jobs=tuple(jobs),
-            bw_inter=as_float(self.bw_inter, f"{where}.bw_inter", positive=True),
-            bw_intra=as_float(self.bw_intra, f"{where}.bw_intra", positive=True),
-            reduce_speed=as_float(self.reduce_speed, f"{where}.reduce_speed", positive=True),
+            bw_inter=as_float(self.bw_inter, f"{where}.bw_inter", positive=True, divisor=True),
+            bw_intra=as_float(self.bw_intra, f"{where}.bw_intra", positive=True, divisor=True),
+            reduce_speed=as_float(self.reduce_speed, f"{where}.reduce_speed", positive=True,
+                                  divisor=True),
             alpha=as_float(self.alpha, f"{where}.alpha", min=0.0),
             xi1=as_float(self.xi1, f"{where}.xi1", positive=True),
             xi2=as_float(self.xi2, f"{where}.xi2", min=0.0))
         if values["xi1"] > 1:
             fail(f"{where}.xi1", f"must be <= 1 (eq. 7: xi1 in (0, 1]), got {values['xi1']}")
-        values["horizon"] = as_int(self.horizon, f"{where}.horizon", min=1)
+        values["horizon"] = as_int(self.horizon, f"{where}.horizon", min=1, max=MAX_HORIZON,
+                                   limit="MAX_HORIZON")
         if not isinstance(self.name, str):
             fail(f"{where}.name", f"must be a string, got {type(self.name).__name__}")
         for key, value in values.items():  # normalisation of the frozen fields
@@ -160,13 +236,13 @@ class Instance:
 
     def min_servers(self, j: int) -> int:
         """Fewest servers that can host job ``j`` (largest servers first)."""
-        need, count = self.jobs[j].gpus, 0
-        for cap in sorted(self.servers, reverse=True):
-            need -= cap
-            count += 1
-            if need <= 0:
-                return count
-        return count
+        need = self.jobs[j].gpus
+        return next(k + 1 for k, total in enumerate(self._largest_first) if total >= need)
+
+    @cached_property
+    def _largest_first(self) -> tuple[int, ...]:
+        """Prefix sums of the capacities, largest server first (for :meth:`min_servers`)."""
+        return tuple(accumulate(sorted(self.servers, reverse=True)))
 
     def max_servers(self, j: int) -> int:
         return min(self.jobs[j].gpus, self.n_servers)
@@ -204,11 +280,12 @@ def slot_speed(tau: float) -> int:
     ``at_most(k * tau, 1.0)`` (k iterations of ``tau`` slots fit in one slot).
 
     The one rounding rule of (9); :meth:`Instance.phi` (used by the models and the algorithms) and
-    verify's slot simulation both call it on bit-identical ``tau``, so they agree exactly.
+    verify's slot simulation both call it on bit-identical ``tau``, so they agree exactly. The scan
+    starts at floor((1 + REL) / tau), a step or two from the answer whatever ``tau`` is.
     """
     if not tau > 0 or not math.isfinite(1.0 / tau):
         raise ValueError(f"per-iteration time must be > 0 and finite, got {tau!r}")
-    k = math.floor(1.0 / tau) + 1
+    k = math.floor((1.0 + REL) / tau) + 1
     while k > 0 and not at_most(k * tau, 1.0):
         k -= 1
     while at_most((k + 1) * tau, 1.0):
@@ -217,16 +294,22 @@ def slot_speed(tau: float) -> int:
 
 
 def _check_jobs(inst: Instance) -> None:
-    """Every job fits the cluster and progresses (phi >= 1) at its worst reachable (n, p)."""
+    """Every job fits the cluster, progresses (phi >= 1) at its worst reachable (n, p) and is no
+    faster than MAX_SPEED at its best. For n >= 2, tau grows with n (xi2 n) and with p, so the
+    extremes are at n in {min, max(2, min), max} servers."""
     for j, job in enumerate(inst.jobs):
         if job.gpus > inst.n_gpus:
             fail(f"instance.jobs[{j}].gpus", f"{job.gpus} exceeds the cluster's {inst.n_gpus} GPUs")
-        for n in range(inst.min_servers(j), inst.max_servers(j) + 1):
-            tau = inst.tau(j, n, 1)  # tau is least at p = 1
-            if not tau > 0 or not math.isfinite(1.0 / tau):
+        low, high = inst.min_servers(j), inst.max_servers(j)
+        for n in sorted({low, min(max(2, low), high)}):  # the fastest n: least tau at p = 1
+            tau = inst.tau(j, n, 1)
+            if not tau > 0:
                 fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} at n={n} must be > 0 "
                      "(speed 1/tau would be unbounded)")
-        for n in {inst.min_servers(j), inst.max_servers(j)}:  # tau grows with p, and with n >= 2
+            if tau * MAX_SPEED < 1:
+                fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} at n={n} gives "
+                     f"{1 / tau:.4g} iterations per slot > {MAX_SPEED} (MAX_SPEED)")
+        for n in {low, high}:  # the slowest n (tau grows with p, and with n >= 2)
             p = inst.max_contention if n >= 2 else 1
             tau = inst.tau(j, n, p)
             if slot_speed(tau) < 1:
@@ -236,20 +319,30 @@ def _check_jobs(inst: Instance) -> None:
 
 @dataclass(frozen=True)
 class Schedule:
-    """Start slot ``a_j`` and placement ``y_j = (y_j1, ..., y_j|S|)`` of every job (held until T_j)."""
+    """Start slot ``a_j`` and placement ``y_j = (y_j1, ..., y_j|S|)`` of every job (held until T_j).
+
+    Validated on construction, from JSON or built in Python (:meth:`__post_init__`): starts are
+    integers in [0, MAX_HORIZON), every y_js an integer in [0, MAX_SERVER_GPUS], one placement per
+    start, at most MAX_JOBS jobs and MAX_SERVERS entries per placement, e.g.
+    ``schedule.jobs[1].placement[0]: must be >= 0, got -1``. What depends on the instance (T, |S|,
+    O_s, G_j) is :func:`verify`'s to judge, naming the paper's equations.
+    """
 
     starts: tuple[int, ...]
     placements: tuple[tuple[int, ...], ...]
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Shape and type checks (integers, lists), normalised to tuples; the values (ranges,
-        capacities, G_j) are verify's to judge, naming the paper's equations."""
-        starts = tuple(as_int(a, f"schedule.jobs[{j}].start") for j, a in
-                       enumerate(_seq(self.starts, "schedule.starts")))
-        places = tuple(tuple(as_int(y, f"schedule.jobs[{j}].placement[{s}]") for s, y in
-                             enumerate(_seq(c, f"schedule.jobs[{j}].placement")))
-                       for j, c in enumerate(_seq(self.placements, "schedule.placements")))
+        """Check the values and normalise them to tuples of ints (numpy integers become ints)."""
+        starts = tuple(as_int(a, f"schedule.jobs[{j}].start", min=0, max=MAX_HORIZON - 1,
+                              limit="MAX_HORIZON")
+                       for j, a in enumerate(_seq(self.starts, "schedule.starts", most=MAX_JOBS,
+                                                  limit="MAX_JOBS")))
+        rows = _seq(self.placements, "schedule.placements", most=MAX_JOBS, limit="MAX_JOBS")
+        if len(rows) != len(starts):
+            fail("schedule.placements", f"must have one placement per start ({len(starts)}), "
+                                        f"got {len(rows)}")
+        places = tuple(_placement(c, f"schedule.jobs[{j}].placement") for j, c in enumerate(rows))
         object.__setattr__(self, "starts", starts)  # normalisation of the frozen fields
         object.__setattr__(self, "placements", places)
 
@@ -260,53 +353,78 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data: Any) -> "Schedule":
-        """Read the document's fields (unknown or missing keys, negative starts and counts are
-        errors) and call the constructor."""
+        """Read the document's fields (unknown or missing keys are errors) and call the
+        constructor, which validates the values."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
-        starts, placements = [], []
-        for jr in r.objects("jobs", ("start", "placement")):
-            starts.append(jr.int("start", min=0))
-            placements.append(jr.ints("placement", min=0))
-        return cls(tuple(starts), tuple(placements))
+        jobs = r.objects("jobs", ("start", "placement"), nonempty=False)
+        return cls(tuple(jr.data["start"] for jr in jobs), tuple(jr.data["placement"] for jr in jobs))
+
+
+def _placement(value: Any, where: str) -> tuple[int, ...]:
+    """One placement y_j: a list of at most MAX_SERVERS integers in [0, MAX_SERVER_GPUS]."""
+    seq = _seq(value, where, most=MAX_SERVERS, limit="MAX_SERVERS")
+    if all(type(y) is int and 0 <= y <= MAX_SERVER_GPUS for y in seq):  # the common case, fast
+        return tuple(seq)
+    return tuple(as_int(y, f"{where}[{s}]", min=0, max=MAX_SERVER_GPUS, limit="MAX_SERVER_GPUS")
+                 for s, y in enumerate(seq))
 
 
 def completion_times(instance: Instance, schedule: Schedule) -> list[int]:
-    """T_j of every job, simulated slot by slot with (6)–(9); checks (1), (2), (5) and the horizon.
+    """T_j of every job, simulated with (6)–(9); checks (1), (2), (5) and the horizon.
 
-    This is the independent checker: it recomputes p_j[t], k_j[t], B_j, tau_j[t] and phi_j[t] for
-    every slot from the placements alone (shares no code with models/ or solvers/).
+    This is the independent checker: it recomputes p_j[t], k_j[t], B_j, tau_j[t] and phi_j[t] from
+    the placements alone (shares no code with models/ or solvers/). Speeds only change when a job
+    starts or ends, so the simulation steps from one such event to the next (at most 2 |J| steps)
+    instead of slot by slot; within a step every job gains phi_j iterations per slot, and the step
+    ends at the first slot in which some job's progress reaches F_j.
     """
+    _check_arguments(instance, schedule)
     _check_shape(instance, schedule)
-    n_jobs = len(instance.jobs)
-    remaining = [job.iterations for job in instance.jobs]
-    finish: list[int | None] = [None] * n_jobs
-    speeds: dict[int, int] = {}
-    active_prev: tuple = ()
-    for t in range(instance.horizon):
-        active = tuple(j for j in range(n_jobs) if schedule.starts[j] <= t and finish[j] is None)
-        if not active and all(f is not None for f in finish):
-            break
-        if active != active_prev:
-            speeds = _slot_speeds(instance, schedule, active, t)
-            active_prev = active
-        for j in active:
-            remaining[j] -= speeds[j]
+    jobs = instance.jobs
+    remaining = [job.iterations for job in jobs]
+    finish: list[int | None] = [None] * len(jobs)
+    waiting = sorted(range(len(jobs)), key=lambda j: (schedule.starts[j], j))
+    load = _Load(instance, schedule)
+    t = 0
+    while t < instance.horizon and (waiting or load.active):
+        started = []
+        while waiting and schedule.starts[waiting[0]] <= t:
+            started.append(waiting.pop(0))
+            load.add(started[-1])
+        load.check(started, t)
+        if not load.active:
+            t = schedule.starts[waiting[0]]
+            continue
+        speeds = load.speeds(t)
+        step = min(-(-remaining[j] // speeds[j]) for j in load.active)
+        if waiting:
+            step = min(step, schedule.starts[waiting[0]] - t)
+        step = min(step, instance.horizon - t)
+        t += step
+        for j in list(load.active):
+            remaining[j] -= speeds[j] * step
             if remaining[j] <= 0:
-                finish[j] = t + 1  # (9): end of the slot in which progress reaches F_j
+                finish[j] = t  # (9): end of the slot in which progress reaches F_j
+                load.remove(j)
     for j, f in enumerate(finish):
         if f is None:
             infeasible(f"(9) job {j} does not finish by the horizon T={instance.horizon} "
-                        f"({remaining[j]} of {instance.jobs[j].iterations} iterations left)")
+                        f"({remaining[j]} of {jobs[j].iterations} iterations left)")
     return [int(f) for f in finish if f is not None]  # every f is set (checked above)
 
 
 def verify(instance: Instance, schedule: Schedule) -> float:
-    """Check (1)–(5), simulate (6)–(9) slot by slot and return the makespan max_j T_j.
+    """Check (1)–(5), simulate (6)–(9) and return the makespan max_j T_j.
 
     Raises
     ------
     InfeasibleSchedule
-        Naming the violated equation, e.g. ``"(2) server 1 over capacity at slot 4: 6 > 4"``.
+        Naming the violated equation, e.g. ``"(2) server 1 over capacity at slot 4: 6 > 4"``, or
+        when ``schedule`` is not a ring_contention :class:`Schedule`.
+    InvalidInstance
+        When ``instance`` is not a ring_contention :class:`Instance`, or a value of the schedule
+        is malformed (it is validated again: a frozen dataclass can still be patched), naming the
+        field.
     """
     return float(max(completion_times(instance, schedule)))
 
@@ -317,52 +435,87 @@ def average_jct(instance: Instance, schedule: Schedule) -> float:
     return sum(times) / len(times)
 
 
+def _check_arguments(instance: Any, schedule: Any) -> None:
+    """verify's arguments must be this family's Instance and Schedule; the schedule's values are
+    validated again (a frozen dataclass can still be patched with ``object.__setattr__``)."""
+    if not isinstance(schedule, Schedule):
+        raise InfeasibleSchedule(f"schedule: must be a {FAMILY} Schedule, got "
+                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
+    if not isinstance(instance, Instance):
+        raise InvalidInstance(f"instance: must be a {FAMILY} Instance, got "
+                              f"{type(instance).__module__}.{type(instance).__name__}")
+    Schedule.__post_init__(schedule)
+
+
 def _check_shape(instance: Instance, schedule: Schedule) -> None:
-    """(1): sum_s y_js = G_j; (5): y_js integral and >= 0; starts are slots in [0, T)."""
-    if len(schedule.starts) != len(instance.jobs) or len(schedule.placements) != len(instance.jobs):
+    """(1): sum_s y_js = G_j; (2): y_js <= O_s; starts are slots in [0, T). The constructor has
+    already made every value a non-negative integer ((5))."""
+    if len(schedule.starts) != len(instance.jobs):
         infeasible(f"(1) schedule has {len(schedule.starts)} starts and {len(schedule.placements)} "
                     f"placements for {len(instance.jobs)} jobs")
     for j, (a, c) in enumerate(zip(schedule.starts, schedule.placements)):
-        if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a < instance.horizon:
+        if not a < instance.horizon:
             infeasible(f"(4) job {j}: start {a!r} is not a slot in [0, {instance.horizon})")
         if len(c) != instance.n_servers:
             infeasible(f"(1) job {j}: placement has {len(c)} entries for {instance.n_servers} servers")
         for s, y in enumerate(c):
-            if isinstance(y, bool) or not isinstance(y, int) or y < 0:
-                infeasible(f"(5) job {j} server {s}: y_js = {y!r} is not a non-negative integer")
             if y > instance.servers[s]:
                 infeasible(f"(2) job {j} server {s}: {y} GPUs > capacity {instance.servers[s]}")
         if sum(c) != instance.jobs[j].gpus:
             infeasible(f"(1) job {j}: placement holds {sum(c)} GPUs, G_j = {instance.jobs[j].gpus}")
 
 
-def _slot_speeds(instance: Instance, schedule: Schedule, active: tuple, t: int) -> dict[int, int]:
-    """phi_j[t] for the active jobs, after checking capacity (2) at slot ``t``."""
-    n_srv = instance.n_servers
-    used = [0] * n_srv
-    split_count = [0] * n_srv
-    for j in active:
-        c = schedule.placements[j]
-        g = instance.jobs[j].gpus
-        for s in range(n_srv):
-            used[s] += c[s]
-            if 0 < c[s] < g:  # 1{0 < y_js < G_j}, eq. (6)
-                split_count[s] += 1
-    for s in range(n_srv):
-        if used[s] > instance.servers[s]:
-            infeasible(f"(2) server {s} over capacity at slot {t}: {used[s]} > {instance.servers[s]}")
-    speeds = {}
-    for j in active:
-        c = schedule.placements[j]
-        g = instance.jobs[j].gpus
-        n = sum(1 for y in c if y > 0)
-        p = max((split_count[s] for s in range(n_srv) if 0 < c[s] < g), default=0)  # (6)
-        tau = _iteration_time(instance, j, n, p)
-        speed = slot_speed(tau)  # floor(1 / tau) within the tolerance, as Instance.phi
-        if speed < 1:
-            infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
-        speeds[j] = speed
-    return speeds
+class _Load:
+    """GPUs in use and split jobs (1{0 < y_js < G_j}, eq. (6)) per server, kept up to date as jobs
+    start and end; each job's servers are listed once (sparse), so a step costs O(N + |S|)."""
+
+    def __init__(self, instance: Instance, schedule: Schedule) -> None:
+        self.inst = instance
+        self.used = [0] * instance.n_servers
+        self.split = [0] * instance.n_servers
+        self.hosts = [[(s, y) for s, y in enumerate(c) if y > 0] for c in schedule.placements]
+        self.active: set[int] = set()
+        self.cache: dict[tuple[int, int, int], int] = {}
+
+    def add(self, j: int) -> None:
+        self.active.add(j)
+        for s, y in self.hosts[j]:
+            self.used[s] += y
+            if y < self.inst.jobs[j].gpus:
+                self.split[s] += 1
+
+    def check(self, started: list[int], t: int) -> None:
+        """(2) at slot t on the servers of the jobs that start at t (load only grows when a job
+        starts), the lowest over-full server first."""
+        for s in sorted({s for j in started for s, _ in self.hosts[j]}):
+            if self.used[s] > self.inst.servers[s]:
+                infeasible(f"(2) server {s} over capacity at slot {t}: {self.used[s]} > "
+                            f"{self.inst.servers[s]}")
+
+    def remove(self, j: int) -> None:
+        self.active.discard(j)
+        for s, y in self.hosts[j]:
+            self.used[s] -= y
+            if y < self.inst.jobs[j].gpus:
+                self.split[s] -= 1
+
+    def speeds(self, t: int) -> dict[int, int]:
+        """phi_j[t] of the active jobs: n_j servers spanned, p_j = max split count over the servers
+        j is split on ((6); 0 when j is on one server), tau by (8), floor(1/tau) by slot_speed."""
+        out = {}
+        for j in self.active:
+            hosts = self.hosts[j]
+            g = self.inst.jobs[j].gpus
+            p = max((self.split[s] for s, y in hosts if y < g), default=0)
+            key = (j, len(hosts), p)
+            if key not in self.cache:
+                tau = _iteration_time(self.inst, *key)
+                speed = slot_speed(tau)  # floor(1 / tau) within the tolerance, as Instance.phi
+                if speed < 1:
+                    infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
+                self.cache[key] = speed
+            out[j] = self.cache[key]
+        return out
 
 
 def _iteration_time(instance: Instance, j: int, n: int, p: int) -> float:

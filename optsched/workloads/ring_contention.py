@@ -20,15 +20,21 @@ b^i = 10, alpha = 0.1, xi1 = 1, C = 50. ``extra_cap`` X/(1+X) bounds the worst-c
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from optsched.errors import InvalidInstance
-from optsched.problems.ring_contention import Instance, Job
+from optsched.problems.fields import fail
+from optsched.problems.ring_contention import MAX_JOBS, MAX_SERVERS, Instance, Job
 
 PRESETS = ("tiny", "small", "paper")
 
 PAPER_MIX = {1: 80, 2: 14, 4: 26, 8: 30, 16: 8, 32: 2}
 BW_RATIO, ALPHA, REDUCE_SPEED = 10.0, 0.1, 50.0
+#: Draws of (F_j, tau0_j) before ``rho_range`` is declared unreachable (the paper preset needs a
+#: handful per job; an override such as rho_range=(1e9, 2e9) must not loop forever).
+MAX_REDRAWS = 10_000
 
 
 def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
@@ -49,14 +55,29 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     else:
         params = dict(n_servers=20, sizes=_expand(PAPER_MIX), f_range=(1000, 6000),
                       tau_range=(0.01, 0.05), rho_range=(50, 300), extra_cap=0.15, horizon=1200)
+    known = set(inspect.signature(build).parameters) - {"rng", "name"}
+    for key in overrides:
+        if key not in known:
+            fail(f"override {key}", f"unknown (known: {', '.join(sorted(known))})")
     params.update(overrides)
-    return build(rng, name=f"{preset}-{seed}", **params)
+    try:
+        return build(rng, name=f"{preset}-{seed}", **params)
+    except InvalidInstance:
+        raise
+    except (TypeError, ValueError, OverflowError) as err:  # a malformed override (e.g. a string
+        if not overrides:                                 # range) reaches numpy: name it
+            raise
+        raise InvalidInstance(f"overrides {', '.join(sorted(overrides))}: {err}") from None
 
 
 def build(rng: np.random.Generator, *, sizes, f_range, tau_range, extra_cap, horizon,
           servers=None, n_servers=None, capacities=(4, 8, 16, 32), rho_range=None,
           shuffle=True, name="") -> Instance:
-    """Instance from job sizes ``sizes`` (G_j) and calibration ranges (digest §7.2 steps 1–7)."""
+    """Instance from job sizes ``sizes`` (G_j) and calibration ranges (digest §7.2 steps 1–7).
+
+    The sizes that allocate (``n_servers``, ``sizes``) are checked against the problem's limits
+    before anything is drawn; every value is then validated by :class:`Instance`."""
+    _check_counts(n_servers, sizes)
     if servers is None:  # own stream, so that the jobs do not depend on n_servers (Fig. 6)
         server_rng = np.random.default_rng(int(rng.integers(2**62)))
         servers = tuple(int(c) for c in server_rng.choice(capacities, size=n_servers))
@@ -70,7 +91,7 @@ def build(rng: np.random.Generator, *, sizes, f_range, tau_range, extra_cap, hor
     xi2 = _overhead(servers, sizes, base, extra)
     jobs = tuple(_job(rng, g, f, tau0, extra, f_max, xi2) for g, (f, tau0) in zip(sizes, base))
     return Instance(servers=tuple(servers), jobs=jobs, bw_inter=1.0, bw_intra=BW_RATIO,
-                    reduce_speed=REDUCE_SPEED, alpha=ALPHA, xi1=1.0, xi2=xi2, horizon=int(horizon),
+                    reduce_speed=REDUCE_SPEED, alpha=ALPHA, xi1=1.0, xi2=xi2, horizon=horizon,
                     name=name)
 
 
@@ -78,13 +99,26 @@ def _expand(mix: dict[int, int]) -> tuple[int, ...]:
     return tuple(g for g, count in mix.items() for _ in range(count))
 
 
+def _check_counts(n_servers, sizes) -> None:
+    """``n_servers`` and the number of jobs within MAX_SERVERS and MAX_JOBS (checked before the
+    generator allocates arrays of those sizes)."""
+    if n_servers is not None and (isinstance(n_servers, bool) or not isinstance(n_servers, int)
+                                  or not 1 <= n_servers <= MAX_SERVERS):
+        fail("n_servers", f"must be an integer in [1, {MAX_SERVERS}] (MAX_SERVERS), got {n_servers!r}")
+    if not isinstance(sizes, (list, tuple)) or not 1 <= len(sizes) <= MAX_JOBS:
+        fail("sizes", f"must be a list of 1 to {MAX_JOBS} GPU counts (MAX_JOBS)")
+
+
 def _draw_job(rng, f_range, tau_range, rho_range) -> tuple[int, float]:
-    """F_j and tau0_j; with ``rho_range``, redrawn until F tau0 lies in it (digest X1)."""
-    while True:
+    """F_j and tau0_j; with ``rho_range``, redrawn until F tau0 lies in it (digest X1), at most
+    MAX_REDRAWS times."""
+    for _ in range(MAX_REDRAWS):
         f = int(rng.integers(f_range[0], f_range[1] + 1))
         tau0 = float(rng.uniform(*tau_range))
         if rho_range is None or rho_range[0] <= f * tau0 <= rho_range[1]:
             return f, tau0
+    fail("rho_range", f"no F x tau0 in {rho_range} after {MAX_REDRAWS} draws "
+                      f"(f_range {f_range}, tau_range {tau_range})")
 
 
 def _overhead(servers, sizes, base, extra) -> float:

@@ -78,7 +78,7 @@ def test_xi1_scales_contention(data):
     (sched((0, (2, 0)), (0, (1, 0)), (5, (1, 0))), "(1) job 1"),
     (sched((0, (2, 0)), (0, (1, 1)), (0, (0, 1))), "(2) server 0 over capacity at slot 0: 3 > 2"),
     (sched((0, (2, 0)), (0, (0, 2)), (0, (1, 0))), "(2) server 0 over capacity at slot 0"),
-    (sched((0, (-1, 3)), (2, (0, 2)), (5, (1, 0))), "(5) job 0 server 0"),
+    (sched((0, (0, 3)), (2, (0, 2)), (5, (1, 0))), "(2) job 0 server 1: 3 GPUs > capacity 2"),
     (sched((0, (2, 0)), (2, (0, 2)), (20, (1, 0))), "(4) job 2: start 20"),
     (sched((0, (2, 0)), (2, (0, 2)), (19, (1, 0))), "(9) job 2 does not finish by the horizon"),
 ])
@@ -92,6 +92,12 @@ def test_capacity_checked_per_slot_as_jobs_end(two):
     assert verify(two, sched((0, (2, 0)), (0, (0, 2)), (2, (1, 0)))) == 4.0
     with pytest.raises(InfeasibleSchedule, match=r"\(2\) server 0 over capacity at slot 1"):
         verify(two, sched((0, (2, 0)), (0, (0, 2)), (1, (1, 0))))
+
+
+def test_negative_placement_is_refused_on_construction():
+    """(5) y_js in Z_+: a negative count never reaches verify (issue 15: one validation layer)."""
+    with pytest.raises(InvalidInstance, match=r"^schedule.jobs\[0\].placement\[0\]: must be >= 0"):
+        sched((0, (-1, 3)), (2, (0, 2)), (5, (1, 0)))
 
 
 def test_wrong_job_count(two):
