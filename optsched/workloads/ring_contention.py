@@ -117,8 +117,8 @@ def _draw_job(rng, f_range, tau_range, rho_range) -> tuple[int, float]:
         tau0 = float(rng.uniform(*tau_range))
         if rho_range is None or rho_range[0] <= f * tau0 <= rho_range[1]:
             return f, tau0
-    fail("rho_range", f"no F x tau0 in {rho_range} after {MAX_REDRAWS} draws "
-                      f"(f_range {f_range}, tau_range {tau_range})")
+    raise InvalidInstance(f"rho_range: no F x tau0 in {rho_range} after {MAX_REDRAWS} draws "
+                          f"(f_range {f_range}, tau_range {tau_range})")
 
 
 def _overhead(servers, sizes, base, extra) -> float:

@@ -194,6 +194,24 @@ def test_too_many_jobs_and_speeds_beyond_max_speed_are_refused():
     assert rc.MAX_SPEED * 0.01 >= 100  # the paper's tau (0.01-0.05 slot) is far inside
 
 
+@pytest.mark.parametrize("overrides, message", [
+    (dict(n_servers=10**9), r"^n_servers: must be an integer in \[1, 1000\] \(MAX_SERVERS\)"),
+    (dict(sizes=(1,) * 5000), r"^sizes: must be a list of 1 to 1000 GPU counts \(MAX_JOBS\)"),
+    (dict(rho_range=(1e9, 2e9)), r"^rho_range: no F x tau0 in .* after 10000 draws"),
+    (dict(horizon=10**9), r"^instance.horizon: must be <= 1000000 \(MAX_HORIZON\)"),
+    (dict(colour=1), r"^override colour: unknown"),
+    (dict(f_range=("a", 1)), r"^overrides f_range: "),
+])
+def test_generator_overrides_are_checked_before_allocating(overrides, message):
+    """``optsched worst --override`` reaches the generator: n_servers = 1e9 would draw 1e9
+    capacities (8 GB) before the instance is validated, an unreachable rho_range would redraw
+    forever, an unknown key raised TypeError. Each is now an InvalidInstance at once."""
+    start = time.process_time()
+    with pytest.raises(InvalidInstance, match=message):
+        generate("paper", 0, **overrides)
+    assert time.process_time() - start < 2
+
+
 def test_limits_are_far_above_the_paper_setting():
     """Sec. 7: 20 servers of 4-32 GPUs, 160 jobs, F <= 6000, T = 1200 (Fig. 6: 1500)."""
     paper = generate("paper", 0, horizon=1500)
