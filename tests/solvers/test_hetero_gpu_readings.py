@@ -91,3 +91,37 @@ def test_theorem4_second_counterexample_per_reading(name):
     res = solve(inst, name)
     assert res.objective == pytest.approx(10042 if name == "hare_subsets" else 40038)
     assert (res.objective > 3 * opt.objective) == (name != "hare_subsets")
+
+
+def _worst_hssw_subset(inst, starts: dict) -> float:
+    """Brute force over every set of rounds (a round's K_n identical tasks enter together: the
+    violation is convex in how many of them are taken): the largest violation of the parallel
+    inequality sum p x >= p(S)^2 / 2m - sum p^2 / 2 (p = fastest T^c) at the LP's X̂."""
+    import itertools
+
+    groups = list(starts)
+    p = [min(inst.jobs[n].train_time) * inst.jobs[n].tasks_per_round for n, _ in groups]
+    q = [min(inst.jobs[n].train_time) ** 2 * inst.jobs[n].tasks_per_round for n, _ in groups]
+    worst = -float("inf")
+    for size in range(1, len(groups) + 1):
+        for s in itertools.combinations(range(len(groups)), size):
+            load = sum(p[i] for i in s)
+            lhs = sum(p[i] * starts[groups[i]] for i in s)
+            worst = max(worst, load * load / (2 * inst.n_gpus) - sum(q[i] for i in s) / 2 - lhs)
+    return worst
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hssw_separation_misses_no_violated_set(seed):
+    """Issue 11: after the aggregate LP's cut loop converges (prefix separation in X̂ + p order),
+    no subset of rounds violates a parallel inequality -- checked by brute force on instances
+    with 5-13 rounds on 4-6 GPUs."""
+    from optsched.deadline import Deadline
+    from optsched.solvers.hetero_gpu.hare import aggregate_lp
+
+    inst = generate("hetero_gpu", "small", seed, n_jobs=(6, 8), max_tasks=40, n_gpus=(4, 6))
+    lp = aggregate_lp(inst, deadline=Deadline.after(60))
+    assert lp.converged
+    starts = {(n, r): x for (n, r, _), x in lp.xhat.items()}
+    assert len(starts) <= 14
+    assert _worst_hssw_subset(inst, starts) <= 1e-6 * max(1.0, lp.value)
