@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from fractions import Fraction
 from itertools import combinations
 from typing import Iterable, Sequence
 
@@ -96,14 +97,17 @@ def _base_terms(inst: Instance) -> int:
 
 def exact_size(inst: Instance) -> dict[str, int]:
     """Size of :func:`build_exact` without building it: ``pairs`` (``len(disjunctive_pairs)``,
-    counted in O(jobs)), ``binaries``, ``rows`` and ``terms`` (non-zeros). Building the model and
-    handing it to HiGHS costs time about linear in ``terms`` ((8a)/(8b): 5 per pair and GPU)."""
+    counted in O(jobs)), ``binaries``, ``rows`` and ``terms`` (non-zeros), upper estimates (rows
+    that the windows make redundant are left out when built). Building the model and handing it to
+    HiGHS costs time about linear in ``terms`` ((8a)/(8b): 5 per pair and GPU; ``m.gpu_order``
+    and its running sums: 5 per task and pair of consecutive identical GPUs)."""
     tasks, gpus = len(inst.tasks), inst.n_gpus
     ordered = sum(j.tasks_per_round ** 2 * j.rounds * (j.rounds - 1) // 2 for j in inst.jobs)
     pairs = tasks * (tasks - 1) // 2 - ordered
+    twins = sum(len(c) - 1 for c in gpu_classes(inst))  # consecutive pairs of identical GPUs
     return {"pairs": pairs, "binaries": tasks * gpus + pairs,
-            "rows": 2 * pairs * gpus + 3 * tasks + len(inst.jobs),
-            "terms": 10 * pairs * gpus + _base_terms(inst)}
+            "rows": 2 * pairs * gpus + 3 * tasks + len(inst.jobs) + 2 * twins * tasks,
+            "terms": 10 * pairs * gpus + _base_terms(inst) + 5 * twins * tasks}
 
 
 def rl_size(inst: Instance, mode: str = "paper_full") -> dict[str, int]:
@@ -145,6 +149,33 @@ def normalised(inst: Instance, unit: float) -> Instance:
         for j in inst.jobs), inst.name)
 
 
+def task_windows(inst: Instance, deadline: list[float] | None, horizon: float) -> tuple[dict, dict]:
+    """Start windows ``[est_i, lst_i]`` of every task (in the units of ``inst``).
+
+    ``est_i = a_n + r · minp_n`` (minp_n = min_m (T^c + T^s)): round r starts after r earlier rounds
+    of at least minp_n each ((4), (7)). With deadlines d_n (:func:`deadlines`),
+    ``lst_i = d_n - (R_n - r) · minp_n``: the rounds r..R_n-1 each take at least minp_n and end by
+    C_n <= d_n ((6)); without them ``lst_i`` = ``horizon`` (:func:`trivial_horizon`). Every schedule
+    of cost <= UB, left-shifted, has its starts in these windows.
+    """
+    est, lst = {}, {}
+    for n, r, k in inst.tasks:
+        job = inst.jobs[n]
+        minp = min(c + s for c, s in zip(job.train_time, job.sync_time))
+        est[n, r, k] = job.arrival + r * minp
+        late = horizon if deadline is None else min(horizon, deadline[n] - (job.rounds - r) * minp)
+        lst[n, r, k] = max(est[n, r, k], late)
+    return est, lst
+
+
+def gpu_classes(inst: Instance) -> list[list[int]]:
+    """GPUs with identical T^c and T^s columns (interchangeable), each class in index order."""
+    classes: dict[tuple, list[int]] = {}
+    for g in range(inst.n_gpus):
+        classes.setdefault((tuple(inst.tc[:, g]), tuple(inst.ts[:, g])), []).append(g)
+    return list(classes.values())
+
+
 def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.ConcreteModel:
     """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3). Continuous time, no discretisation.
 
@@ -153,20 +184,32 @@ def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.Concret
     in particular) are negligible; ``m.objective_unit`` converts the model's objective and bound
     back (multiply), ``m.time_unit`` its x values. Both are powers of two: exact conversions.
 
+    Windows: every start lies in ``[est_i, lst_i]`` (:func:`task_windows`), with the deadlines
+    d_n of :func:`deadlines` when a feasible cost ``upper_bound`` (original units) is given
+    (C_n <= d_n holds in every schedule of cost <= UB, in particular in every optimal one), else
+    with the horizon U of :func:`trivial_horizon` (every optimal schedule left-shifted to a
+    semi-active one starts all tasks by U).
+
     (8) becomes, for every pair in :func:`disjunctive_pairs` and GPU m, with o_ij = 1 iff i first::
 
-        x_j >= x_i + T^c_i,m - M (3 - y_i,m - y_j,m - o_ij)        (8a)
-        x_i >= x_j + T^c_j,m - M (2 - y_i,m - y_j,m + o_ij)        (8b)
+        x_j >= x_i + T^c_i,m - M^a_ijm (3 - y_i,m - y_j,m - o_ij)        (8a)
+        x_i >= x_j + T^c_j,m - M^b_ijm (2 - y_i,m - y_j,m + o_ij)        (8b)
 
-    Big-M: every optimal schedule can be left-shifted to a semi-active one whose starts are all
-    <= U (:func:`trivial_horizon`), or <= max_n d_n with the deadlines of :func:`deadlines` when a
-    feasible cost ``upper_bound`` (original units) is given. An inactive row must allow
-    x_i + T^c - x_j up to U + max T^c, so M = U + max T^c (U alone would cut off schedules with x_i
-    near U). Symmetry breaking: tasks of one round are identical (same job, same rows), so relabelling
-    them by start time maps every schedule to one with x_k <= x_k' for k < k', and o = 1.
-    Deadlines: C_n <= d_n holds in every schedule of cost <= UB, in particular in every optimal one.
+    with per-row big-Ms from the windows, M^a = lst_i + T^c_i,m - est_j (the most an inactive row
+    must allow; a row with M^a <= 0 always holds and is left out). Where the windows allow neither
+    order on m, ``y_i,m + y_j,m <= 1`` (``m.apart``) replaces both rows; where they allow only one
+    order on every GPU, o_ij is fixed to it.
 
-    Tolerance: the rows are exact. ``verify`` lets each start precede its arrival, barrier or GPU
+    Symmetry breaking (each keeps an optimal schedule): the tasks of one round are identical, so
+    relabelling them by start gives x_k <= x_k' for k < k' and o = 1 (``m.sym``); GPUs with
+    identical columns (:func:`gpu_classes`) are interchangeable, so relabelling each class by the
+    first task (in ``Instance.tasks`` order) that runs on it gives, for consecutive m < m' of a
+    class, ``y_i,m' <= sum_{i' < i} y_i',m`` (``m.gpu_order``, the sum kept in ``m.seen``). Both relabellings keep the starts,
+    so they combine. :func:`canonical` applies them to a schedule (:func:`set_start`).
+
+    Tolerance: the rows are exact; windows and order fixings are decided with
+    :func:`optsched.tolerance.at_most`, so they never exclude a pair order that the windows allow
+    within the checker's slack. ``verify`` lets each start precede its arrival, barrier or GPU
     release by ``tolerance.slack`` of that time, so a schedule using that slack along a chain of L
     dependent tasks finishes up to about L slacks earlier than any exact schedule; this is float
     noise absorbed by the checker, not a cut-off schedule (any such schedule, re-timed semi-actively
@@ -182,33 +225,111 @@ def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.Concret
         dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(inst, ub), inst.jobs)]
         horizon = min(horizon, max(dl))
     m = _base(inst, horizon, dl)
+    est, lst = task_windows(inst, dl, horizon)
+    for i in inst.tasks:
+        m.x[i].setlb(est[i])
+        m.x[i].setub(lst[i])
     floor = sum(j.weight * c for j, c in zip(inst.jobs, completion_lower_bounds(inst)))
     scale = math.ldexp(1.0, math.frexp(floor)[1] - 11)  # floor / scale in [1024, 2048)
     m.obj.set_value(sum(inst.jobs[n].weight / scale * m.C[n] for n in range(len(inst.jobs))))
     m.time_unit = unit
     m.objective_unit = scale * unit
-    big = horizon + max(max(j.train_time) for j in inst.jobs)
+    _add_disjunctions(m, inst, est, lst)
+    _add_symmetry(m, inst)
+    return m
+
+
+def _add_disjunctions(m: pyo.ConcreteModel, inst: Instance, est: dict, lst: dict) -> None:
+    """(8a)/(8b) with per-row big-Ms, ``apart`` rows and order fixings (see :func:`build_exact`)."""
+    tc = inst.tc
     pairs = disjunctive_pairs(inst)
     m.P = pyo.Set(initialize=pairs, dimen=6, ordered=True)
     m.o = pyo.Var(m.P, domain=pyo.Binary)
-    tc = inst.tc
+    m.first = pyo.ConstraintList()    # (8a)
+    m.second = pyo.ConstraintList()   # (8b)
+    m.apart = pyo.ConstraintList()
+    for i, j in pairs:
+        o = m.o[(*i, *j)]
+        i_first = [tolerance.at_most(est[i] + tc[i[0], g], lst[j]) for g in range(inst.n_gpus)]
+        j_first = [tolerance.at_most(est[j] + tc[j[0], g], lst[i]) for g in range(inst.n_gpus)]
+        for g in range(inst.n_gpus):
+            yi, yj = m.y[(*i, g)], m.y[(*j, g)]
+            if not (i_first[g] or j_first[g]):
+                m.apart.add(yi + yj <= 1)
+                continue
+            big_a = lst[i] + tc[i[0], g] - est[j]
+            if big_a > 0:
+                m.first.add(m.x[j] >= m.x[i] + tc[i[0], g] - big_a * (3 - yi - yj - o))
+            big_b = lst[j] + tc[j[0], g] - est[i]
+            if big_b > 0:
+                m.second.add(m.x[i] >= m.x[j] + tc[j[0], g] - big_b * (2 - yi - yj + o))
+        if not any(i_first):
+            o.fix(0)
+        elif not any(j_first):
+            o.fix(1)
 
-    def first(m, *p):
-        i, j, g = p[:3], p[3:6], p[6]
-        return m.x[j] >= m.x[i] + tc[i[0], g] - big * (3 - m.y[(*i, g)] - m.y[(*j, g)] - m.o[p[:6]])
 
-    def second(m, *p):
-        i, j, g = p[:3], p[3:6], p[6]
-        return m.x[i] >= m.x[j] + tc[j[0], g] - big * (2 - m.y[(*i, g)] - m.y[(*j, g)] + m.o[p[:6]])
-
-    m.PG = pyo.Set(initialize=[(*i, *j, g) for i, j in pairs for g in range(inst.n_gpus)], dimen=7)
-    m.first = pyo.Constraint(m.PG, rule=first)     # (8a)
-    m.second = pyo.Constraint(m.PG, rule=second)   # (8b)
-    sym = [(i, j) for i, j in pairs if i[:2] == j[:2] and j[2] == i[2] + 1]
+def _add_symmetry(m: pyo.ConcreteModel, inst: Instance) -> None:
+    """Identical tasks of a round ordered by start; identical GPUs ordered by their first task."""
+    pairs = set(disjunctive_pairs(inst))
+    sym = [(i, (*i[:2], i[2] + 1)) for i in inst.tasks if (i, (*i[:2], i[2] + 1)) in pairs]
     m.sym = pyo.Constraint(range(len(sym)), rule=lambda m, s: m.x[sym[s][0]] <= m.x[sym[s][1]])
     for i, j in sym:
         m.o[(*i, *j)].fix(1)
-    return m
+    # seen[g, t] = number of the first t+1 tasks on g (a running sum keeps the rows short)
+    twins = [(g, h) for gpus in gpu_classes(inst) for g, h in zip(gpus, gpus[1:])]
+    tasks = inst.tasks
+    m.seen = pyo.Var([(g, t) for g, _ in twins for t in range(len(tasks))], bounds=(0, len(tasks)))
+    m.seen_sum = pyo.ConstraintList()
+    m.gpu_order = pyo.ConstraintList()
+    for g, h in twins:
+        m.y[(*tasks[0], h)].fix(0)
+        m.seen_sum.add(m.seen[g, 0] == m.y[(*tasks[0], g)])
+        for t in range(1, len(tasks)):
+            m.seen_sum.add(m.seen[g, t] == m.seen[g, t - 1] + m.y[(*tasks[t], g)])
+            m.gpu_order.add(m.y[(*tasks[t], h)] <= m.seen[g, t - 1])
+
+
+def canonical(inst: Instance, schedule: Schedule) -> Schedule:
+    """``schedule`` relabelled to meet :func:`build_exact`'s symmetry breaking, same starts and cost:
+    the tasks of each round renumbered by (start, GPU), then the GPUs of each class of
+    :func:`gpu_classes` renumbered by the first task (in ``Instance.tasks`` order) that runs on them."""
+    rounds: dict = {}
+    for t in schedule.runs:
+        rounds.setdefault((t.job, t.round), []).append((t.start, t.gpu))
+    runs = {(n, r, k): gs for (n, r), lst in rounds.items() for k, gs in enumerate(sorted(lst))}
+    relabel = list(range(inst.n_gpus))
+    for gpus in gpu_classes(inst):
+        first = {g: next((t for t, i in enumerate(inst.tasks) if runs[i][1] == g), len(inst.tasks))
+                 for g in gpus}
+        for new, old in zip(gpus, sorted(gpus, key=lambda g: (first[g], g))):
+            relabel[old] = new
+    return Schedule(tuple(TaskRun(*i, relabel[g], s) for i, (s, g) in sorted(runs.items())))
+
+
+def set_start(m: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> None:
+    """Set the variables of a :func:`build_exact` model from a verified ``schedule`` (a MIP start
+    for ``solve_model(..., warm_start=True)``): x, y, o, F, C and seen in the model's units, after
+    :func:`canonical`. Fixed variables are left alone; HiGHS checks the start and repairs it with a
+    sub-MIP if it violates a row, so a start never makes the result wrong."""
+    sched = canonical(inst, schedule)
+    unit = m.time_unit
+    start = {t.key: t.start / unit for t in sched.runs}
+    gpu = {t.key: t.gpu for t in sched.runs}
+    finish: dict = {}
+    for (n, r, k), x in start.items():
+        job = inst.jobs[n]
+        f = x + (job.train_time[gpu[n, r, k]] + job.sync_time[gpu[n, r, k]]) / unit
+        finish[n, r] = max(finish.get((n, r), f), f)
+    values = [(m.x[i], start[i]) for i in inst.tasks]
+    values += [(m.y[(*i, g)], float(gpu[i] == g)) for i in inst.tasks for g in range(inst.n_gpus)]
+    values += [(m.F[g], f) for g, f in finish.items()]
+    values += [(m.C[n], finish[n, j.rounds - 1]) for n, j in enumerate(inst.jobs)]
+    values += [(m.o[p], float((start[p[:3]], p[:3]) < (start[p[3:]], p[3:]))) for p in m.P]
+    values += [(m.seen[g, t], float(sum(gpu[i] == g for i in inst.tasks[:t + 1]))) for g, t in m.seen]
+    for var, value in values:
+        if not var.fixed:
+            var.set_value(value, skip_validation=True)
 
 
 def build_rl(inst: Instance, mode: str = "paper_full") -> pyo.ConcreteModel:
@@ -363,3 +484,200 @@ def relaxed_assignment(inst: Instance, m: pyo.ConcreteModel) -> list[list[tuple[
 def round_starts(m: pyo.ConcreteModel) -> dict[tuple[int, int], float]:
     """X̂ of every round ``(n, r)`` of a solved :func:`build_aggregate_lp` model."""
     return {g: float(pyo.value(m.X[g])) for g in m.R}
+
+
+#: Largest time-indexed model :func:`build_time_indexed` is used for (start variables).
+MAX_SLOTS = 40000
+
+
+def time_grid(inst: Instance) -> float | None:
+    """The largest δ of which every arrival, T^c and T^s is an integer multiple (exact: the
+    gcd of the floats as fractions), or None when there is none (all zero times cannot occur:
+    T^c > 0). In a left-shifted (semi-active) schedule, which is optimal whenever any schedule is,
+    every start is an arrival, a compute end or a barrier, i.e. a sum of data: a multiple of δ."""
+    values = [Fraction(v) for j in inst.jobs for v in (j.arrival, *j.train_time, *j.sync_time) if v]
+    grid = Fraction(0)
+    for v in values:
+        grid = Fraction(math.gcd(grid.numerator * v.denominator, v.numerator * grid.denominator),
+                        grid.denominator * v.denominator)
+    return float(grid) if grid and float(grid) == grid else None
+
+
+def time_indexed_windows(inst: Instance, upper_bound: float | None) -> tuple[float, dict, dict] | None:
+    """``(δ, est, lst)`` in grid units (integers) for :func:`build_time_indexed`, or None when the
+    data have no grid (:func:`time_grid`) or the trivial horizon spans more than
+    :data:`MAX_SLOTS` of it. Windows as :func:`task_windows` with the deadlines of a
+    feasible cost ``upper_bound``; ``lst`` is rounded down (starts are integral on the grid)
+    after the deadline's slack."""
+    grid = time_grid(inst)
+    if grid is None or trivial_horizon(inst) / grid > MAX_SLOTS:  # more slots than variables allowed
+        return None
+    g_inst = normalised(inst, grid)
+    horizon = trivial_horizon(g_inst)
+    dl = None
+    if upper_bound is not None:
+        ub = upper_bound / grid
+        dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(g_inst, ub), g_inst.jobs)]
+        horizon = min(horizon, max(dl))
+    est, lst = task_windows(g_inst, dl, horizon)
+    return grid, {i: round(e) for i, e in est.items()}, {i: math.floor(v) for i, v in lst.items()}
+
+
+def time_indexed_size(inst: Instance, windows) -> dict[str, int]:
+    """Size of :func:`build_time_indexed` without building it: ``binaries`` (one per task, GPU
+    class and start in the window) and ``terms`` (each start variable counts in T^c capacity rows,
+    its task's rows and the barrier rows of the next round)."""
+    _, est, lst = windows
+    classes = gpu_classes(inst)
+    starts = sum((lst[i] - est[i] + 1) * len(classes) for i in inst.tasks)
+    width = max(max(j.train_time) for j in inst.jobs) / windows[0] + 4
+    return {"binaries": starts, "rows": len(inst.tasks) + starts, "terms": int(starts * width)}
+
+
+def build_time_indexed(inst: Instance, windows) -> pyo.ConcreteModel:
+    """Hare_Sched (4)–(8) as a time-indexed MILP on the exact grid δ of :func:`time_grid` (digest
+    §2 ``s_{i,m,t}``, §3.4), with identical GPUs aggregated into classes (:func:`gpu_classes`).
+
+    ``s[i, c, t] = 1`` iff task i starts at t·δ on a GPU of class c, t in its window
+    (:func:`time_indexed_windows`). Rows::
+
+        sum_{c,t} s[i,c,t] = 1                                                    (5)
+        sum_i sum_{t - T^c_i,c < t' <= t} s[i,c,t'] <= |c|      for every class c, slot t   (8)
+        F[n,r] >= sum_{c,t} (t + T^c_i,c + T^s_i,c) s[i,c,t]    for i in round r        (6)/(7)
+        sum_{c, t' <= t} s[j,c,t'] <= sum_{c, t' + T^c_i,c + T^s_i,c <= t} s[i,c,t']   (7)
+
+    for i in round r-1 and j the first task of round r (the tasks of a round are ordered by start,
+    ``m.sym``, as in :func:`build_exact`), and ``x_j >= F[n,r-1]``; C_n = F[n, R_n - 1].
+
+    Exact: starts on the grid lose nothing (:func:`time_grid`), and per class the capacity row is
+    the whole of (8): intervals of which at most |c| overlap at any time can be given to the |c|
+    GPUs without overlap (interval graph colouring; :func:`extract_time_indexed` does it greedily
+    by start). Deadlines and windows as in :func:`build_exact`. Units: ``m.time_unit`` = δ,
+    ``m.objective_unit`` converts the objective (powers of two when δ is one; δ and the
+    conversion are exact for the data, which are multiples of it).
+    """
+    grid, est, lst = windows
+    g_inst = normalised(inst, grid)
+    classes = gpu_classes(inst)
+    jobs = range(len(inst.jobs))
+    tc = [[g_inst.jobs[n].train_time[c[0]] for c in classes] for n in jobs]
+    busy = [[tc[n][ci] + g_inst.jobs[n].sync_time[c[0]] for ci, c in enumerate(classes)] for n in jobs]
+    m = pyo.ConcreteModel(name="hare_time_indexed")
+    keys = [(*i, c, t) for i in inst.tasks for c in range(len(classes)) for t in range(est[i], lst[i] + 1)]
+    m.s = pyo.Var(keys, domain=pyo.Binary)
+    m.x = pyo.Var(inst.tasks, bounds=lambda _, *i: (est[i], lst[i]))
+    m.F = pyo.Var([(n, r) for n in jobs for r in range(inst.jobs[n].rounds)])
+    m.C = pyo.Var(jobs, bounds=lambda _, n: (completion_lower_bounds(g_inst)[n], None))
+    by_task: dict = {i: [] for i in inst.tasks}
+    for key in keys:
+        by_task[key[:3]].append(key)
+    m.one = pyo.Constraint(inst.tasks, rule=lambda m, *i: sum(m.s[k] for k in by_task[i]) == 1)
+    m.start = pyo.Constraint(inst.tasks, rule=lambda m, *i: m.x[i] == sum(k[4] * m.s[k] for k in by_task[i]))
+    m.round_end = pyo.Constraint(inst.tasks, rule=lambda m, n, r, k: m.F[n, r] >= sum(
+        (t + busy[n][c]) * m.s[n, r, k, c, t] for *_, c, t in by_task[n, r, k]))
+    m.barrier = pyo.Constraint(inst.tasks, rule=lambda m, n, r, k: m.x[n, r, k] >= m.F[n, r - 1]
+                               if r > 0 else pyo.Constraint.Skip)
+    m.completion = pyo.Constraint(jobs, rule=lambda m, n: m.C[n] >= m.F[n, inst.jobs[n].rounds - 1])
+    _add_capacity(m, inst, keys, tc, classes)
+    _add_time_barriers(m, inst, by_task, busy)
+    sym = [((n, r, k), (n, r, k + 1)) for n, r, k in inst.tasks if k + 1 < inst.jobs[n].tasks_per_round]
+    m.sym = pyo.Constraint(range(len(sym)), rule=lambda m, s: m.x[sym[s][0]] <= m.x[sym[s][1]])
+    floor = sum(j.weight * c for j, c in zip(g_inst.jobs, completion_lower_bounds(g_inst)))
+    scale = math.ldexp(1.0, math.frexp(floor)[1] - 11)  # floor / scale in [1024, 2048)
+    m.obj = pyo.Objective(expr=sum(inst.jobs[n].weight / scale * m.C[n] for n in jobs))
+    m.time_unit, m.objective_unit, m.classes = grid, scale * grid, classes
+    return m
+
+
+def _add_capacity(m: pyo.ConcreteModel, inst: Instance, keys, tc, classes) -> None:
+    """(8) per class and slot: the starts whose compute covers the slot, at most |c| of them."""
+    cover: dict = {}
+    for n, r, k, c, t in keys:
+        for u in range(t, t + round(tc[n][c])):
+            cover.setdefault((c, u), []).append((n, r, k, c, t))
+    m.capacity = pyo.ConstraintList()
+    for (c, _), ks in sorted(cover.items()):
+        if len(ks) > len(classes[c]):
+            m.capacity.add(sum(m.s[k] for k in ks) <= len(classes[c]))
+
+
+def _add_time_barriers(m: pyo.ConcreteModel, inst: Instance, by_task: dict, busy) -> None:
+    """(7) disaggregated: the first task of round r started by t only if every task of round r-1
+    finished by t (the first task starts first, ``m.sym``). Both counts are running sums over the
+    slots of that first task's window (``m.started``, ``m.finished``), so the rows stay short."""
+    m.time_barrier = pyo.ConstraintList()
+    m.running = pyo.ConstraintList()
+    index = []
+    for n, job in enumerate(inst.jobs):
+        for r in range(1, job.rounds):
+            slots = sorted({key[4] for key in by_task[n, r, 0]})
+            index += [((n, r, 0), t) for t in slots]
+            index += [((n, r - 1, k), t) for k in range(job.tasks_per_round) for t in slots]
+    m.count = pyo.Var(index, bounds=(0, 1))
+
+    def running(task, slots, when) -> None:
+        """count[task, t] = sum of task's start variables with when(key) <= t, for t in slots."""
+        keys = sorted(by_task[task], key=when)
+        pos, before = 0, None
+        for t in slots:
+            new = []
+            while pos < len(keys) and when(keys[pos]) <= t:
+                new.append(m.s[keys[pos]])
+                pos += 1
+            head = sum(new) if before is None else m.count[task, before] + sum(new)
+            m.running.add(m.count[task, t] == head)
+            before = t
+
+    for n, job in enumerate(inst.jobs):
+        for r in range(1, job.rounds):
+            slots = sorted({key[4] for key in by_task[n, r, 0]})
+            running((n, r, 0), slots, lambda key: key[4])
+            for k in range(job.tasks_per_round):
+                running((n, r - 1, k), slots, lambda key: key[4] + busy[key[0]][key[3]])
+                for t in slots:
+                    m.time_barrier.add(m.count[(n, r, 0), t] <= m.count[(n, r - 1, k), t])
+
+
+def extract_time_indexed(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
+    """The schedule of a solved :func:`build_time_indexed` model: each task's class and start slot,
+    the class's GPUs given greedily by start (a GPU whose last compute has ended), then re-timed
+    semi-actively (:func:`semi_active`) in start order: never later than the model's starts."""
+    chosen = {}
+    for key in m.s:
+        if pyo.value(m.s[key]) > 0.5:
+            chosen[key[:3]] = (key[4], key[3])
+    free = {g: -math.inf for g in range(inst.n_gpus)}
+    gpu = {}
+    for i, (t, c) in sorted(chosen.items(), key=lambda kv: (kv[1][0], kv[0])):
+        start = t * m.time_unit
+        g = next(g for g in m.classes[c] if tolerance.at_most(free[g], start))
+        gpu[i] = g
+        free[g] = start + inst.jobs[i[0]].train_time[g]
+    starts = {i: t * m.time_unit for i, (t, _) in chosen.items()}
+    return semi_active(inst, start_order(inst, starts), gpu)
+
+
+def set_time_indexed_start(m: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> bool:
+    """Set a :func:`build_time_indexed` model's variables from a verified ``schedule`` (MIP start,
+    after :func:`canonical`); False (nothing set) when a start is off the grid or its window."""
+    sched = canonical(inst, schedule)
+    cls = {g: c for c, gpus in enumerate(m.classes) for g in gpus}
+    chosen = {}
+    for t in sched.runs:
+        slot = t.start / m.time_unit
+        if slot != round(slot) or (*t.key, cls[t.gpu], round(slot)) not in m.s:
+            return False
+        chosen[t.key] = (cls[t.gpu], round(slot))
+    for key in m.s:
+        m.s[key].set_value(float(chosen[key[:3]] == key[3:]), skip_validation=True)
+    finish: dict = {}
+    for (n, r, k), (c, t) in chosen.items():
+        job, g = inst.jobs[n], m.classes[c][0]
+        m.x[n, r, k].set_value(t, skip_validation=True)
+        f = t + (job.train_time[g] + job.sync_time[g]) / m.time_unit
+        finish[n, r] = max(finish.get((n, r), f), f)
+    for (n, r), f in finish.items():
+        m.F[n, r].set_value(f, skip_validation=True)
+    for n, job in enumerate(inst.jobs):
+        m.C[n].set_value(finish[n, job.rounds - 1], skip_validation=True)
+    return True

@@ -44,25 +44,36 @@ from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregat
                                               lemma_checks, list_schedule, rl_starts, too_big)
 from optsched.workloads import hetero_gpu as _workloads
 
-#: The heuristic ``exact`` starts from (its cost gives the MILP's deadlines d_n, digest §3.3).
+#: The heuristics ``exact`` starts from, best verified one first used (its cost gives the MILP's
+#: deadlines d_n, digest §3.3, and it is the MIP start): Hare on the aggregate LP with the
+#: paper's line 12 and the earliest-finish / earliest-start readings, and two cheap baselines.
 EXACT_START = HareParams(relaxation="aggregate_lp")
-#: Share of the time left that ``exact`` gives its starting heuristic.
+START_HEURISTICS = ((hare, EXACT_START),
+                    (hare, replace(EXACT_START, gpu_choice="earliest_finish", tie="index")),
+                    (hare, replace(EXACT_START, gpu_choice="earliest_start", tie="fastest")),
+                    (srtf, SrtfParams(weighted=True)),
+                    (sched_homo, SchedHomoParams()))
+#: Share of the time left that ``exact`` gives its starting heuristics.
 START_SHARE = 0.25
 
 
 def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Optimal schedule of Hare_Sched (big-M MILP, gap 0), deadlines from Hare on the aggregate LP.
+    """Optimal schedule of Hare_Sched (big-M MILP with windows and symmetry breaking, gap 0).
 
-    The MILP is built in normalised units (:func:`optsched.models.hetero_gpu.time_unit`); its
-    objective and bound are converted back (a power of two: exact) before they are reported.
+    The MILP (:func:`optsched.models.hetero_gpu.build_exact`) takes its deadlines d_n from the best
+    verified schedule of :data:`START_HEURISTICS` and starts from it (a MIP start,
+    :func:`~optsched.models.hetero_gpu.set_start`). It is built in normalised units
+    (:func:`optsched.models.hetero_gpu.time_unit`); its objective and bound are converted back (a
+    power of two: exact) before they are reported.
 
-    Deadline: the starting Hare run gets at most :data:`START_SHARE` of the time left, the MILP
+    Deadline: the starting heuristics get at most :data:`START_SHARE` of the time left, the MILP
     the rest. When the model is too big to build and hand to HiGHS in the time left
     (:func:`optsched.models.hetero_gpu.exact_size`, :func:`~optsched.solvers.hetero_gpu.hare.too_big`),
-    it is not built: the Hare schedule is returned as the fallback with status ``time_limit`` and
+    it is not built: the best start is returned as the fallback with status ``time_limit`` and
     the completion bound ``sum_n w_n LBC_n`` (``info["stopped"]`` says why). When HiGHS stops
-    without a schedule, the Hare schedule is the fallback too. Everything goes through
-    :func:`optsched.solvers.highs.report_outcome`.
+    without a schedule, or with one worse than the start, the start is returned (status
+    ``time_limit``, HiGHS' bound; ``info["returned"] = "warm start"``): the incumbent is never worse
+    than the schedule the MILP started from.
     """
     from optsched.models import hetero_gpu as hm
     from optsched.solvers.highs import report_outcome, solve_model
@@ -73,16 +84,58 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     guard = too_big(size, deadline)
     if guard:
         return _not_built(inst, guard, None, deadline, seed, info)
-    start = hare(inst, EXACT_START, deadline=deadline.within(deadline.limit(START_SHARE)), seed=seed)
+    start, cost, info["start"] = _best_start(inst, deadline.within(deadline.limit(START_SHARE)), seed)
     guard = too_big(size, deadline)
     if guard:
-        return _not_built(inst, guard, start.schedule, deadline, seed, info)
-    m = hm.build_exact(inst, upper_bound=verify(inst, start.schedule))
-    rep = solve_model(m, deadline=deadline, seed=seed)
+        return _not_built(inst, guard, start, deadline, seed, info)
+    m, extract = _build(inst, cost, start, deadline, info)
+    rep = solve_model(m, deadline=deadline, seed=seed, warm_start=True)
     unit = m.objective_unit
     rep = replace(rep, objective=rep.objective * unit, bound=None if rep.bound is None else rep.bound * unit)
-    return report_outcome(rep, lambda: hm.extract_schedule(inst, m), fallback=start.schedule,
-                          info=info)
+    out = report_outcome(rep, lambda: extract(inst, m), fallback=start, info=info)
+    if rep.status is not SolveStatus.OPTIMAL and out.schedule is not start \
+            and verify(inst, out.schedule) > cost:
+        return Outcome(start, out.status, out.lower_bound, {**out.info, "returned": "warm start"})
+    return out
+
+
+def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, info: dict):
+    """The exact model with its MIP start set, and its extractor: time-indexed
+    (:func:`~optsched.models.hetero_gpu.build_time_indexed`) when the data lie on a grid and the
+    model has at most :data:`~optsched.models.hetero_gpu.MAX_SLOTS` start variables and fits the
+    time left, else the continuous big-M model (:func:`~optsched.models.hetero_gpu.build_exact`);
+    ``info["model"]`` says which."""
+    from optsched.models import hetero_gpu as hm
+
+    windows = hm.time_indexed_windows(inst, cost)
+    if windows is not None:
+        size = hm.time_indexed_size(inst, windows)
+        if size["binaries"] <= hm.MAX_SLOTS and not too_big(size, deadline):
+            m = hm.build_time_indexed(inst, windows)
+            info.update(model="time_indexed", binaries=size["binaries"], grid=windows[0],
+                        warm_start=hm.set_time_indexed_start(m, inst, start))
+            return m, hm.extract_time_indexed
+    m = hm.build_exact(inst, upper_bound=cost)
+    hm.set_start(m, inst, start)
+    info.update(model="big_m", warm_start=True)
+    return m, hm.extract_schedule
+
+
+def _best_start(inst: Instance, deadline: Deadline, seed: int) -> tuple[Schedule, float, str]:
+    """The best verified schedule of :data:`START_HEURISTICS` run within ``deadline`` (the first
+    always runs, so there is one): ``(schedule, cost, name)``."""
+    best: tuple[Schedule, float, str] | None = None
+    for method, params in START_HEURISTICS:
+        if best is not None and deadline.expired():
+            break
+        out = method(inst, params, deadline=deadline, seed=seed)
+        if out.schedule is None:
+            continue
+        cost = verify(inst, out.schedule)
+        if best is None or cost < best[1]:
+            best = (out.schedule, cost, f"{method.__name__} {params}")
+    assert best is not None, "hare always returns a schedule"
+    return best
 
 
 def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Deadline,
@@ -95,7 +148,9 @@ def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Dea
     info["stopped"] = f"Hare_Sched not built: {guard}"
     if start is None:
         start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
-    info["fallback"] = "hare (aggregate_lp)"
+        info["fallback"] = "hare (aggregate_lp)"
+    else:
+        info["fallback"] = info["start"]
     rep = SolveReport(SolveStatus.TIME_LIMIT, math.inf, None, False, 0.0,
                       {"solver": "highs", "termination": "not built"})
     bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
