@@ -26,9 +26,11 @@ A schedule is a list of *runs* per job. The model (2) needs exactly one run per 
 baselines (which break (2c)/(2d) by design) use several and are checked by
 :func:`verify_preemptive` instead.
 
-Every :class:`Instance`, loaded from JSON or built in Python, is validated on construction
-(``Instance.__post_init__``), with messages naming the field, e.g.
-``instance.jobs[3].chunks: must be >= 1, got 0``; ``from_dict`` only reads the JSON fields.
+Every :class:`Instance` and every :class:`Schedule`, loaded from JSON or built in Python, is
+validated on construction (``__post_init__``), with messages naming the field, e.g.
+``instance.jobs[3].chunks: must be >= 1, got 0``, and within the documented resource limits
+(``MAX_*`` below; issue 15); ``from_dict`` only reads the JSON fields. :func:`verify` re-checks the
+schedule and refuses objects of another family.
 :func:`earliest_start`, :func:`min_flow` and :func:`deadlines` are per-job bounds of problem (2)
 shared by the exact model and the solvers.
 """
@@ -43,12 +45,82 @@ from typing import Any
 
 import numpy as np
 
-from optsched.problems.fields import Reader, as_float, as_int, as_list, fail, infeasible, readonly
+from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.problems import fields
+from optsched.problems.fields import Reader, as_list, fail, infeasible, readonly
 from optsched.tolerance import covers, slack, slots_needed
 
 FAMILY = "edge_cloud"
 FORMAT_VERSION = 1
 SLOT_SECONDS = 3600.0
+
+#: Resource limits (issue 15), checked on construction with a message naming the field and the
+#: limit. Each is far above the paper preset (Sec. VI: 201 servers, U, V <= 10, 200 jobs,
+#: D_j <= 50, Q_j <= 250,000, T = 1024, arrivals <= 683, delays <= 40, one-worker runs
+#: below 2e4 slots, bandwidths <= 20480 Mbps, gradients <= 575 MB).
+MAX_SERVERS = 10_000        #: S, rows of W and P
+MAX_TYPES = 100             #: U worker types and V PS types (columns of W and P)
+MAX_CAPACITY = 1_000_000    #: every W_su and P_sv (slots of one type on one server)
+MAX_JOBS = 10_000
+MAX_CHUNKS = 1_000          #: D_j, the most workers of a job (A_maxsche scans D_u = 1..D_j)
+MAX_WORK = 10**9            #: Q_j = E_j D_j M_j mini-batches (so E_j, M_j <= 1e9 too)
+MAX_HORIZON = 10**6         #: T, every arrival a_j and every upload delay Delta_js, in slots
+MAX_VALUE = 1e9             #: every real number (n_j, H_j, k_j, B_j, F_1, F_2)
+MIN_POSITIVE = 1e-9         #: every nonzero real number is >= this (ratios such as k/B stay finite)
+MAX_DURATION = 10**6        #: R^0_j, the slots one worker needs distributed: no run is longer
+MAX_SLOT = 10**12           #: a schedule's run starts and ends
+MAX_RUNS = 1_000_000        #: runs in one schedule (preemptive schedules have several per job)
+
+
+def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None,
+           limit: str = "") -> int:
+    """:func:`~optsched.problems.fields.as_int` (bool is not an integer; numpy integers and
+    integral floats are) with huge literals named briefly and ``limit`` (a ``MAX_*`` name) in
+    the message of the upper bound.
+
+    >>> as_int(10**40, "instance.horizon", min=1, max=MAX_HORIZON, limit="MAX_HORIZON")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.horizon: must be <= 1000000 (MAX_HORIZON), got 100000...(41 digits)
+    """
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        fail(where, f"must be an integer, got {value!r}")
+    if min is not None and value < min:
+        fail(where, f"must be >= {min}, got {_short(value)}")
+    if max is not None and value > max:
+        fail(where, f"must be <= {max}{f' ({limit})' if limit else ''}, got {_short(value)}")
+    return value
+
+
+def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
+    """:func:`~optsched.problems.fields.as_float` within the limits: 0 or MIN_POSITIVE..MAX_VALUE
+    in magnitude (an integer literal beyond the float range is named, not an OverflowError).
+
+    >>> as_float(1e308, "instance.jobs[0].compute", positive=True)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.jobs[0].compute: must be <= 1e+09 (MAX_VALUE), got 1e+308
+    """
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {_short(value)}")
+    x = fields.as_float(value, where, min=min, positive=positive)
+    if abs(x) > MAX_VALUE:
+        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
+    if x != 0 and abs(x) < MIN_POSITIVE:
+        fail(where, f"must be {'' if positive else '0 or '}>= {MIN_POSITIVE:g} (MIN_POSITIVE), "
+                    f"got {x:g}")
+    return x
+
+
+def _short(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 20 else f"{text[:6]}...({len(text)} digits)"
 
 JOB_FIELDS = ("arrival", "worker_type", "ps_type", "epochs", "chunks", "minibatches",
               "compute", "update", "grad_mb", "bandwidth", "delay")
@@ -116,28 +188,38 @@ class Job:
 
     @classmethod
     def read(cls, r: Reader) -> "Job":
-        """Read the JSON fields (types only); :class:`Instance` checks the values."""
-        return cls(
-            arrival=r.int("arrival"), worker_type=r.int("worker_type"), ps_type=r.int("ps_type"),
-            epochs=r.int("epochs"), chunks=r.int("chunks"), minibatches=r.int("minibatches"),
-            compute=r.float("compute"), update=r.float("update"), grad_mb=r.float("grad_mb"),
-            bandwidth=r.float("bandwidth"), delay=r.ints("delay"),
-        )
+        """The JSON object's fields as they are (unknown and missing keys were refused by ``r``);
+        :class:`Instance` checks the values."""
+        return cls(**{k: r.data[k] for k in JOB_FIELDS})
 
-    def check(self, where: str, n_servers: int, n_wtypes: int, n_ptypes: int) -> None:
-        """Validate the values (InvalidInstance naming ``where.field``)."""
-        as_int(self.arrival, f"{where}.arrival", min=1)
-        as_int(self.worker_type, f"{where}.worker_type", min=0, max=n_wtypes - 1)
-        as_int(self.ps_type, f"{where}.ps_type", min=0, max=n_ptypes - 1)
-        for key in ("epochs", "chunks", "minibatches"):
-            as_int(getattr(self, key), f"{where}.{key}", min=1)
-        as_float(self.compute, f"{where}.compute", positive=True)
-        as_float(self.update, f"{where}.update", min=0.0)
-        as_float(self.grad_mb, f"{where}.grad_mb", min=0.0)
-        as_float(self.bandwidth, f"{where}.bandwidth", positive=True)
+    def checked(self, where: str, n_servers: int, n_wtypes: int, n_ptypes: int) -> "Job":
+        """This job with its values validated (InvalidInstance naming ``where.field``) and
+        normalised (ints, floats, a tuple of delays), within the limits MAX_HORIZON, MAX_CHUNKS,
+        MAX_WORK, MAX_VALUE / MIN_POSITIVE and MAX_DURATION."""
         delay = _sequence(self.delay, f"{where}.delay", length=n_servers)
-        for s, d in enumerate(delay):
-            as_int(d, f"{where}.delay[{s}]", min=0)
+        job = Job(
+            arrival=as_int(self.arrival, f"{where}.arrival", min=1, max=MAX_HORIZON,
+                           limit="MAX_HORIZON"),
+            worker_type=as_int(self.worker_type, f"{where}.worker_type", min=0, max=n_wtypes - 1),
+            ps_type=as_int(self.ps_type, f"{where}.ps_type", min=0, max=n_ptypes - 1),
+            epochs=as_int(self.epochs, f"{where}.epochs", min=1, max=MAX_WORK, limit="MAX_WORK"),
+            chunks=as_int(self.chunks, f"{where}.chunks", min=1, max=MAX_CHUNKS,
+                          limit="MAX_CHUNKS"),
+            minibatches=as_int(self.minibatches, f"{where}.minibatches", min=1, max=MAX_WORK,
+                               limit="MAX_WORK"),
+            compute=as_float(self.compute, f"{where}.compute", positive=True),
+            update=as_float(self.update, f"{where}.update", min=0.0),
+            grad_mb=as_float(self.grad_mb, f"{where}.grad_mb", min=0.0),
+            bandwidth=as_float(self.bandwidth, f"{where}.bandwidth", positive=True),
+            delay=tuple(as_int(d, f"{where}.delay[{s}]", min=0, max=MAX_HORIZON,
+                               limit="MAX_HORIZON") for s, d in enumerate(delay)))
+        if job.work > MAX_WORK:
+            fail(where, f"Q_j = epochs x chunks x minibatches = {job.work} > {MAX_WORK} (MAX_WORK)")
+        slots = job.work * job.per_batch(0)
+        if not slots <= MAX_DURATION:
+            fail(where, f"one worker needs {slots:.4g} slots (Q_j x (n_j + H_j + 2 k_j / B_j)) "
+                        f"> {MAX_DURATION} (MAX_DURATION)")
+        return job
 
 
 @dataclass(frozen=True)
@@ -173,18 +255,22 @@ class Instance:
             if normal is not value:
                 object.__setattr__(self, key, normal)
         workers = _int_rows(self.workers, "instance.workers")
-        _int_rows(self.ps, "instance.ps", rows=len(workers))
-        for i, c in enumerate(_sequence(self.cloud, "instance.cloud")):
-            as_int(c, f"instance.cloud[{i}]", min=0, max=len(workers) - 1)
-        jobs = _sequence(self.jobs, "instance.jobs", nonempty=True)
+        object.__setattr__(self, "workers", workers)
+        object.__setattr__(self, "ps", _int_rows(self.ps, "instance.ps", rows=len(workers)))
+        object.__setattr__(self, "cloud", _indices(self.cloud, "instance.cloud", len(workers)))
+        jobs = _sequence(self.jobs, "instance.jobs", nonempty=True, most=MAX_JOBS,
+                         limit="MAX_JOBS")
         S, U, V = len(workers), len(workers[0]), len(self.ps[0])
+        checked = []
         for j, job in enumerate(jobs):
             if not isinstance(job, Job):
                 fail(f"instance.jobs[{j}]", f"must be a Job, got {type(job).__name__}")
-            job.check(f"instance.jobs[{j}]", S, U, V)
-        as_int(self.horizon, "instance.horizon", min=1)
-        as_float(self.f1, "instance.f1", positive=True)
-        as_float(self.f2, "instance.f2", positive=True)
+            checked.append(job.checked(f"instance.jobs[{j}]", S, U, V))
+        object.__setattr__(self, "jobs", tuple(checked))
+        object.__setattr__(self, "horizon", as_int(self.horizon, "instance.horizon", min=1,
+                                                   max=MAX_HORIZON, limit="MAX_HORIZON"))
+        object.__setattr__(self, "f1", as_float(self.f1, "instance.f1", positive=True))
+        object.__setattr__(self, "f2", as_float(self.f2, "instance.f2", positive=True))
         if not isinstance(self.name, str):
             fail("instance.name", f"must be a string, got {type(self.name).__name__}")
         _check_servable(self)
@@ -228,20 +314,11 @@ class Instance:
         are checked by the constructor."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("workers", "ps", "jobs"),
                        ("horizon", "f1", "f2", "cloud", "name"))
-        workers = _read_rows(r, "workers")
-        ps = _read_rows(r, "ps")
-        cloud = r.ints("cloud") if r.has("cloud") else ()
         jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS, nonempty=False))
-        return cls(workers=workers, ps=ps, jobs=jobs, horizon=r.int("horizon", default=64),
-                   f1=r.float("f1", default=1.0), f2=r.float("f2", default=1.0), cloud=cloud,
+        return cls(workers=data["workers"], ps=data["ps"], jobs=jobs,
+                   horizon=data.get("horizon", 64), f1=data.get("f1", 1.0),
+                   f2=data.get("f2", 1.0), cloud=data.get("cloud", ()),
                    name=r.str("name") if r.has("name") else "")
-
-
-def _read_rows(r: Reader, key: str) -> tuple[tuple[int, ...], ...]:
-    """A JSON list of lists of integers (shape and values are checked by the constructor)."""
-    return tuple(tuple(as_int(v, f"{r.path(key)}[{s}][{k}]")
-                       for k, v in enumerate(as_list(row, f"{r.path(key)}[{s}]")))
-                 for s, row in enumerate(r.list(key)))
 
 
 def _tuples(value: Any, depth: int = 1) -> Any:
@@ -255,27 +332,45 @@ def _tuples(value: Any, depth: int = 1) -> Any:
     return tuple(items)
 
 
-def _sequence(value: Any, where: str, *, length: int | None = None,
-              nonempty: bool = False) -> tuple:
-    """``value`` must be a tuple (a list before normalisation) of ``length`` entries: the shape
-    check of a field built in Python, with :func:`~optsched.problems.fields.as_list`'s messages."""
+def _sequence(value: Any, where: str, *, length: int | None = None, nonempty: bool = False,
+              most: int | None = None, limit: str = "") -> tuple:
+    """``value`` must be a tuple (a list before normalisation) of ``length`` (or at most
+    ``most``, the limit ``limit``) entries: the shape check of a field built in Python, with
+    :func:`~optsched.problems.fields.as_list`'s messages."""
     if not isinstance(value, tuple):
         fail(where, f"must be a list, got {type(value).__name__}")
     if length is not None and len(value) != length:
         fail(where, f"must have {length} entries, got {len(value)}")
     if nonempty and not value:
         fail(where, "must not be empty")
+    if most is not None and len(value) > most:
+        fail(where, f"must have at most {most} entries ({limit}), got {len(value)}")
     return value
 
 
 def _int_rows(value: Any, where: str, rows: int | None = None) -> tuple[tuple[int, ...], ...]:
-    """A non-empty matrix of integers >= 0 with ``rows`` rows of equal, non-zero length."""
-    data = _sequence(value, where, length=rows, nonempty=True)
+    """A non-empty matrix of integers 0..MAX_CAPACITY with ``rows`` (<= MAX_SERVERS) rows of
+    equal, non-zero length (<= MAX_TYPES), normalised to ints."""
+    data = _sequence(value, where, length=rows, nonempty=True, most=MAX_SERVERS,
+                     limit="MAX_SERVERS")
+    out = []
     for s, row in enumerate(data):
-        _sequence(row, f"{where}[{s}]", nonempty=True, length=len(data[0]) if s else None)
-        for k, v in enumerate(row):
-            as_int(v, f"{where}[{s}][{k}]", min=0)
-    return data
+        _sequence(row, f"{where}[{s}]", nonempty=True, length=len(data[0]) if s else None,
+                  most=MAX_TYPES, limit="MAX_TYPES")
+        out.append(tuple(as_int(v, f"{where}[{s}][{k}]", min=0, max=MAX_CAPACITY,
+                                limit="MAX_CAPACITY") for k, v in enumerate(row)))
+    return tuple(out)
+
+
+def _indices(value: Any, where: str, size: int) -> tuple[int, ...]:
+    """Distinct integers in ``0..size-1`` (server indices), normalised to ints."""
+    seen: set[int] = set()
+    for i, v in enumerate(_sequence(value, where, most=size, limit="one per server")):
+        k = as_int(v, f"{where}[{i}]", min=0, max=size - 1)
+        if k in seen:
+            fail(f"{where}[{i}]", f"duplicate server {k}")
+        seen.add(k)
+    return tuple(int(v) for v in value)
 
 
 def _check_servable(inst: Instance) -> None:
@@ -316,22 +411,45 @@ class Run:
 
     @classmethod
     def read(cls, r: Reader) -> "Run":
-        pairs = []
-        for i, pair in enumerate(r.list("workers", nonempty=True)):
-            where = f"{r.path('workers')}[{i}]"
-            pair = as_list(pair, where, length=2)
-            pairs.append((as_int(pair[0], f"{where}[0]", min=0), as_int(pair[1], f"{where}[1]", min=1)))
-        return cls(start=r.int("start", min=1), end=r.int("end", min=1), ps=r.int("ps", min=0),
-                   workers=tuple(pairs))
+        """The JSON object's fields as they are; :class:`Schedule` checks the values."""
+        return cls(**{k: r.data[k] for k in RUN_FIELDS})
+
+    def checked(self, where: str) -> "Run":
+        """This run with its shape, types and domains validated (InvalidInstance naming the
+        field, e.g. ``schedule.jobs[1][0].workers[0][1]: must be >= 1, got 0``) and normalised
+        (ints, tuples): start and end in 1..MAX_SLOT, servers in 0..MAX_SERVERS-1, worker counts
+        in 1..MAX_CHUNKS, at least one worker pair, no server twice. Whether the servers exist
+        and the run is feasible is :func:`verify`'s job, so it can name the equation at fault."""
+        pairs = _tuples(self.workers, 2)
+        workers, seen = [], set()
+        for i, pair in enumerate(_sequence(pairs, f"{where}.workers", nonempty=True,
+                                           most=MAX_SERVERS, limit="MAX_SERVERS")):
+            pair = _sequence(pair, f"{where}.workers[{i}]", length=2)
+            s = as_int(pair[0], f"{where}.workers[{i}][0]", min=0, max=MAX_SERVERS - 1,
+                       limit="MAX_SERVERS")
+            if s in seen:
+                fail(f"{where}.workers[{i}][0]", f"duplicate server {s} (one pair per server)")
+            seen.add(s)
+            workers.append((s, as_int(pair[1], f"{where}.workers[{i}][1]", min=1,
+                                      max=MAX_CHUNKS, limit="MAX_CHUNKS")))
+        return Run(start=as_int(self.start, f"{where}.start", min=1, max=MAX_SLOT, limit="MAX_SLOT"),
+                   end=as_int(self.end, f"{where}.end", min=1, max=MAX_SLOT, limit="MAX_SLOT"),
+                   ps=as_int(self.ps, f"{where}.ps", min=0, max=MAX_SERVERS - 1,
+                             limit="MAX_SERVERS"),
+                   workers=tuple(workers))
+
+
+RUN_FIELDS = ("start", "end", "ps", "workers")
 
 
 @dataclass(frozen=True)
 class Schedule:
     """``runs[j]``: the runs of job ``j`` (exactly one for model (2)).
 
-    Shape and type checks on construction (lists become tuples): one non-empty tuple of
-    :class:`Run` per job, integer slots, servers and worker counts. Values (ranges, capacities,
-    work) are :func:`verify`'s job, so it can name the equation at fault.
+    Validated on construction, from JSON and from Python alike (lists become tuples, numpy
+    integers ints): at most MAX_JOBS jobs and MAX_RUNS runs, one non-empty tuple of :class:`Run`
+    per job, each checked by :meth:`Run.checked`. Feasibility (servers that exist, capacities,
+    work) is :func:`verify`'s job, so it can name the equation at fault.
 
     >>> Schedule(((Run(1, 2, 0, ((0, "2"),)),),))
     Traceback (most recent call last):
@@ -343,23 +461,18 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        runs = _tuples(self.runs, 2)
-        for j, job_runs in enumerate(_sequence(runs, "schedule.jobs")):
+        jobs = _sequence(_tuples(self.runs, 2), "schedule.jobs", most=MAX_JOBS, limit="MAX_JOBS")
+        if sum(len(r) if isinstance(r, tuple) else 0 for r in jobs) > MAX_RUNS:
+            fail("schedule.jobs", f"must hold at most {MAX_RUNS} runs (MAX_RUNS)")
+        runs = []
+        for j, job_runs in enumerate(jobs):
+            row = []
             for k, run in enumerate(_sequence(job_runs, f"schedule.jobs[{j}]", nonempty=True)):
-                where = f"schedule.jobs[{j}][{k}]"
                 if not isinstance(run, Run):
-                    fail(where, f"must be a Run, got {type(run).__name__}")
-                for key in ("start", "end", "ps"):
-                    as_int(getattr(run, key), f"{where}.{key}")
-                workers = _tuples(run.workers, 2)
-                for i, pair in enumerate(_sequence(workers, f"{where}.workers")):
-                    _sequence(pair, f"{where}.workers[{i}]", length=2)
-                    as_int(pair[0], f"{where}.workers[{i}][0]")
-                    as_int(pair[1], f"{where}.workers[{i}][1]")
-                if workers is not run.workers:
-                    runs = _replace_run(runs, j, k, Run(run.start, run.end, run.ps, workers))
-        if runs is not self.runs:
-            object.__setattr__(self, "runs", runs)
+                    fail(f"schedule.jobs[{j}][{k}]", f"must be a Run, got {type(run).__name__}")
+                row.append(run.checked(f"schedule.jobs[{j}][{k}]"))
+            runs.append(tuple(row))
+        object.__setattr__(self, "runs", tuple(runs))  # normalisation of the frozen field
 
     def to_dict(self) -> dict:
         return {"family": FAMILY, "format_version": FORMAT_VERSION,
@@ -367,12 +480,13 @@ class Schedule:
 
     @classmethod
     def from_dict(cls, data: Any) -> "Schedule":
+        """Read the document's fields (unknown or missing keys are errors) and construct; the
+        constructor checks the values."""
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         runs = []
         for j, item in enumerate(r.list("jobs")):
             items = as_list(item, f"schedule.jobs[{j}]", nonempty=True)
-            runs.append(tuple(Run.read(Reader(x, f"schedule.jobs[{j}][{k}]",
-                                              ("start", "end", "ps", "workers")))
+            runs.append(tuple(Run.read(Reader(x, f"schedule.jobs[{j}][{k}]", RUN_FIELDS))
                               for k, x in enumerate(items)))
         return cls(tuple(runs))
 
@@ -383,12 +497,6 @@ class Schedule:
 
     def completions(self) -> list[int]:
         return [max(run.end for run in runs) for runs in self.runs]
-
-
-def _replace_run(runs: tuple, j: int, k: int, run: Run) -> tuple:
-    """``runs`` with ``runs[j][k]`` replaced (normalisation of a Run built with lists)."""
-    row = runs[j][:k] + (run,) + runs[j][k + 1:]
-    return runs[:j] + (row,) + runs[j + 1:]
 
 
 # ---------------------------------------------------------------- per-job bounds of problem (2)
@@ -483,6 +591,16 @@ def verify_preemptive(instance: Instance, schedule: Schedule, *, overhead: float
 
 
 def _check_job_count(instance: Instance, schedule: Schedule) -> None:
+    """verify's arguments must be this family's Instance and Schedule (a schedule of another
+    family is InfeasibleSchedule, not an AttributeError); the schedule's values are re-checked
+    (a frozen dataclass can still be patched), then the job count."""
+    if not isinstance(instance, Instance):
+        raise InvalidInstance(f"instance: must be an {FAMILY} Instance, got "
+                              f"{type(instance).__module__}.{type(instance).__name__}")
+    if not isinstance(schedule, Schedule):
+        raise InfeasibleSchedule(f"schedule: must be an {FAMILY} Schedule, got "
+                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
+    Schedule.__post_init__(schedule)
     if len(schedule.runs) != len(instance.jobs):
         infeasible(f"schedule: {len(schedule.runs)} jobs scheduled, instance has {len(instance.jobs)}")
 
@@ -496,14 +614,10 @@ def _check_run(instance: Instance, j: int, run: Run, *, respect_delay: bool) -> 
     if not 0 <= run.ps < S:
         infeasible(f"(2b) job {j}: PS on server {run.ps}, which does not exist")
     seen = set()
-    for s, n in run.workers:
+    for s, _ in run.workers:  # (distinct servers and n_js >= 1: checked by Run.checked)
         if not 0 <= s < S:
             infeasible(f"(2g) job {j}: workers on server {s}, which does not exist")
-        if s in seen:
-            infeasible(f"(2c) job {j}: server {s} listed twice in one run")
         seen.add(s)
-        if n < 1:
-            infeasible(f"(2a) job {j}: {n} workers on server {s}")
     if not 1 <= run.n_workers <= job.chunks:
         infeasible(f"(2a) job {j}: {run.n_workers} workers, allowed 1..{job.chunks}")
     if not respect_delay and run.start < job.arrival:
@@ -559,5 +673,7 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     return out
 
 
-__all__ = ["FAMILY", "Instance", "Job", "Run", "Schedule", "bars", "deadlines", "earliest_start",
-           "min_flow", "required_worker_slots", "verify", "verify_preemptive"]
+__all__ = ["FAMILY", "MAX_CAPACITY", "MAX_CHUNKS", "MAX_DURATION", "MAX_HORIZON", "MAX_JOBS",
+           "MAX_RUNS", "MAX_SERVERS", "MAX_SLOT", "MAX_TYPES", "MAX_VALUE", "MAX_WORK",
+           "MIN_POSITIVE", "Instance", "Job", "Run", "Schedule", "bars", "deadlines",
+           "earliest_start", "min_flow", "required_worker_slots", "verify", "verify_preemptive"]

@@ -48,6 +48,12 @@ from optsched.solvers.online import (
 
 #: Round cap of Algorithm 1 (not in the paper: it loops until every job is scheduled).
 MAX_ROUNDS = 40
+#: Not in the paper: the largest price ledger a round may allocate, servers x (U + V) rows x
+#: ``tau_i`` window slots (float64; the two ledgers, their prices and a job's window sums are a
+#: few arrays of at most 80 MB each at this bound). A round beyond it admits nothing, so a job
+#: that needs a longer window stays unscheduled (status ``unknown``, issue 15). The paper preset
+#: (201 servers, U + V <= 20) needs 4020 x 2048 cells up to the window that ends at 2T = 2048.
+MAX_LEDGER_CELLS = 10_000_000
 
 Rule = Literal["paper", "model"]
 Sort = Literal["paper", "exact"]
@@ -428,6 +434,10 @@ def a_maxsche(instance: Instance, batch: list[int], tau: int, tau_next: int,
     ``deadline`` is passed to the shared admission loop, which stops before the next job once it
     has passed (``info["stopped"]``; the jobs not examined are neither admitted nor rejected).
     """
+    cells = instance.n_servers * (instance.n_wtypes + instance.n_ptypes) * (tau_next - tau)
+    if cells > MAX_LEDGER_CELLS:    # issue 15: memory bound; the round admits nothing
+        return BatchResult({}, None, {"accepted": 0, "rejected": len(batch), "priced_out": 0,
+                                      "not_ready": 0, "skipped": "MAX_LEDGER_CELLS"})
     th1, th2 = thetas(instance)
     slots = range(tau + 1, tau_next + 1)
     wl = UsageLedger(instance.W.reshape(-1), slots, exponential_price(th1))
@@ -543,13 +553,15 @@ def a_online(instance: Instance, params: AOnlineParams = FAITHFUL, *, deadline: 
                            f"{len(out.unscheduled)} of {len(instance.jobs)} jobs unscheduled")
         return Outcome(None, SolveStatus.TIME_LIMIT, info=info)
     if out.unscheduled:
-        info["reason"] = f"a_online: job {out.unscheduled[0]} unscheduled after {MAX_ROUNDS} rounds"
+        info["reason"] = (f"a_online: job {out.unscheduled[0]} unscheduled after {len(log)} "
+                          f"rounds (MAX_ROUNDS = {MAX_ROUNDS}, MAX_LEDGER_CELLS = "
+                          f"{MAX_LEDGER_CELLS})")
         return Outcome(None, SolveStatus.UNKNOWN, info=info)
     runs = [out.plans[j] for j in range(len(instance.jobs))]
     return Outcome(Schedule.single(runs), SolveStatus.FEASIBLE, info=info)
 
 
 __all__ = ["AOnlineParams", "BATCHSCHE", "BATCHSCHE_COMPLETION", "COMPLETION", "COMPLETION_MODEL",
-           "DSTAR", "ECT", "FAITHFUL", "MAX_ROUNDS", "MODEL",
+           "DSTAR", "ECT", "FAITHFUL", "MAX_LEDGER_CELLS", "MAX_ROUNDS", "MODEL",
            "a_maxsche", "a_online", "best_placement", "completion_placement", "cost_c", "cost_d_paper",
            "cost_d_star", "job_view", "thetas"]

@@ -4,9 +4,14 @@ which is missing from its bibliography). BatchSche is A_online without COST_C (s
 :mod:`.algorithm`, ``BATCHSCHE``). ``greedy_ect`` is ours.
 
 All simulate slots t = 1, 2, ...; a job may use server s from slot ``a_j + Delta_js`` on (2i).
-Every method returns an :class:`~optsched.result.Outcome` and checks the call's
-:class:`~optsched.deadline.Deadline` every slot (every job for ``greedy_ect``): stopped by it, it
-returns no schedule and status ``time_limit``. FIFO, DRF and greedy_ect place every job with its
+A slot at which nothing starts (FIFO, DRF) or nothing runs (Preemptive) is followed directly by the
+next slot at which something can change (a release, or a waiting job's data reaching a server):
+the state in between is the same, so the schedule is that of the slot-by-slot simulation, and
+late arrivals or long delays cost nothing (issue 15). Every method returns an
+:class:`~optsched.result.Outcome` and checks the call's :class:`~optsched.deadline.Deadline` every
+simulated slot (every job for ``greedy_ect``): stopped by it, it returns no schedule and status
+``time_limit``; beyond :data:`MAX_SLOTS` simulated slots (or :data:`MAX_PROFILE_CELLS` for
+``greedy_ect``) it returns no schedule, status ``unknown`` and ``info["reason"]``. FIFO, DRF and greedy_ect place every job with its
 PS and at least one worker on one server; on an instance where some job has no such server they
 return no schedule, status ``unknown`` and ``info["reason"]`` (they would never finish it).
 """
@@ -27,7 +32,14 @@ from optsched.result import Outcome, SolveStatus
 from optsched.simulate.capacity import CapacityProfile, ReleasePool
 from optsched.tolerance import covers
 
+#: Not in the paper: the most slots a simulation steps through (idle stretches are skipped, so
+#: only slots at which a job starts or runs count); beyond it the baseline returns ``unknown``.
 MAX_SLOTS = 1_000_000
+#: Not in the paper: the largest capacity profile of ``greedy_ect`` (servers x (U + V) x slots
+#: up to the last reserved one, int32, stored up to the next power of two: at most 160 MB); a
+#: placement ending beyond it makes the baseline return ``unknown``. The paper preset (201
+#: servers, U + V <= 20) may end as late as slot 4975.
+MAX_PROFILE_CELLS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,9 @@ class _Pool:
     def release_until(self, t: int) -> None:
         self.pool.release_until(t)
 
+    def next_release(self) -> int | None:
+        return self.pool.next_release()
+
 
 def _ready(instance: Instance) -> np.ndarray:
     """``a_j + Delta_js`` as a jobs x servers array."""
@@ -120,10 +135,11 @@ def _fifo(instance: Instance, deadline: Deadline) -> Schedule:
     pool, ready = _Pool(instance), _ready(instance)
     queue = sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j))
     runs: dict[int, Run] = {}
-    t = 0
+    clock, wake = _Clock(deadline), None
     while queue:
-        t = _tick(t, deadline)
+        t = clock.advance(wake)
         pool.release_until(t)
+        wake = _next_event(t, ready, queue[:1], pool.next_release())
         while queue and instance.jobs[queue[0]].arrival <= t:
             j = queue[0]
             job = instance.jobs[j]
@@ -136,17 +152,41 @@ def _fifo(instance: Instance, deadline: Deadline) -> Schedule:
             pool.take(run, job.worker_type, job.ps_type, j)
             runs[j] = run
             queue.pop(0)
+            wake = None
     return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
-def _tick(t: int, deadline: Deadline) -> int:
-    """The next slot (simulations step slot by slot); raises :class:`Stopped` once ``deadline``
-    has passed."""
-    if deadline.expired():
-        raise Stopped(f"deadline: simulation stopped at slot {t}")
-    if t + 1 > MAX_SLOTS:
-        raise _Unschedulable(f"baseline simulation exceeded MAX_SLOTS = {MAX_SLOTS}")
-    return t + 1
+class _Clock:
+    """The simulated slot ``t``: :meth:`advance` moves to ``t + 1``, or to ``wake`` when the
+    caller knows nothing can change before it (an idle stretch is skipped)."""
+
+    def __init__(self, deadline: Deadline):
+        self.t, self.steps, self.deadline = 0, 0, deadline
+
+    def advance(self, wake: int | None = None) -> int:
+        """The next slot to simulate; raises :class:`Stopped` once the deadline has passed and
+        :class:`_Unschedulable` after :data:`MAX_SLOTS` simulated slots."""
+        if self.deadline.expired():
+            raise Stopped(f"deadline: simulation stopped at slot {self.t}")
+        self.steps += 1
+        if self.steps > MAX_SLOTS:
+            raise _Unschedulable(f"baseline simulation exceeded MAX_SLOTS = {MAX_SLOTS} "
+                                 f"simulated slots (at slot {self.t})")
+        self.t = self.t + 1 if wake is None else max(self.t + 1, int(wake))
+        return self.t
+
+
+def _next_event(t: int, ready: np.ndarray, waiting, release) -> int | None:
+    """The next slot after ``t`` at which a simulation where nothing started at ``t`` can change:
+    the earliest release (``release``, None when nothing is held) or ready time
+    ``a_j + Delta_js > t`` of a ``waiting`` job (its arrival is never later than its ready times).
+    None when there is no such slot."""
+    times = [int(release)] if release is not None else []
+    rows = ready[list(waiting)] if len(waiting) else ready[:0]
+    later = rows[rows > t]
+    if later.size:
+        times.append(int(later.min()))
+    return min(times) if times else None
 
 
 def drf(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -170,17 +210,19 @@ def _drf(instance: Instance, deadline: Deadline) -> Schedule:
     tot_p = instance.P.sum(axis=0)
     waiting = set(range(len(instance.jobs)))
     runs: dict[int, Run] = {}
-    t = 0
+    clock, wake = _Clock(deadline), None
     while waiting:
-        t = _tick(t, deadline)
+        t = clock.advance(wake)
         pool.release_until(t)
         cand = [j for j in sorted(waiting, key=lambda j: (instance.jobs[j].arrival, j))
                 if instance.jobs[j].arrival <= t and (ready[j] <= t).any()]
-        for j, run in _progressive_fill(instance, pool, ready, cand, t, tot_w, tot_p).items():
+        started = _progressive_fill(instance, pool, ready, cand, t, tot_w, tot_p)
+        for j, run in started.items():
             job = instance.jobs[j]
             pool.take(run, job.worker_type, job.ps_type, j)
             runs[j] = run
             waiting.discard(j)
+        wake = None if started else _next_event(t, ready, sorted(waiting), pool.next_release())
     return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
@@ -247,9 +289,10 @@ def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline
     left = [float(job.work) for job in instance.jobs]
     done = [0.0] * J
     runs: list[list[Run]] = [[] for _ in range(J)]
-    t, active = 0, set(range(J))
+    clock, wake, active = _Clock(deadline), None, set(range(J))
     while active:
-        t = _tick(t, deadline)
+        t = clock.advance(wake)
+        running = False
         w, p = np.array(instance.W), np.array(instance.P)
         order = sorted((j for j in active if instance.jobs[j].arrival <= t and (ready[j] <= t).any()),
                        key=lambda j: (left[j] * instance.jobs[j].per_batch(1) / instance.jobs[j].chunks,
@@ -259,6 +302,7 @@ def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline
             if place is None:
                 continue
             ps, workers = place
+            running = True
             _extend(runs[j], t, ps, workers)
             run = runs[j][-1]
             slots = 1.0 - (overhead if len(runs[j]) > 1 and run.start == t else 0.0)
@@ -267,6 +311,7 @@ def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline
             done[j] += trained
             if covers(done[j], instance.jobs[j].work):
                 active.discard(j)
+        wake = None if running else _next_event(t, ready, sorted(active), None)
     return Schedule(tuple(tuple(r) for r in runs))
 
 
@@ -331,6 +376,10 @@ def _greedy_ect(instance: Instance, deadline: Deadline) -> Schedule:
         if best is None:  # (the old horizon-doubling search never returned here)
             raise _Unschedulable(f"greedy_ect: no server holds both a worker and a PS for job {j}")
         end, start, s, n = best
+        if (end + 1) * line.cells > MAX_PROFILE_CELLS:
+            raise _Unschedulable(f"greedy_ect: job {j} would end at slot {end}; the capacity "
+                                 f"profile ({line.cells} cells per slot) would exceed "
+                                 f"MAX_PROFILE_CELLS = {MAX_PROFILE_CELLS}")
         run = Run(start, end, s, ((s, n),))
         line.reserve(line.usage(s, job.worker_type, job.ps_type, n), start, end - start + 1)
         runs[j] = run
@@ -343,8 +392,9 @@ class _Line(CapacityProfile):
 
     def __init__(self, instance: Instance):
         self.n_u = instance.W.shape[1]
-        super().__init__(np.concatenate([np.asarray(instance.W, dtype=np.int64),
-                                         np.asarray(instance.P, dtype=np.int64)], axis=1))
+        self.cells = instance.n_servers * (instance.n_wtypes + instance.n_ptypes)
+        super().__init__(np.concatenate([np.asarray(instance.W, dtype=np.int32),
+                                         np.asarray(instance.P, dtype=np.int32)], axis=1))
 
     def usage(self, s: int, u: int, v: int, n: int) -> dict[tuple[int, int], int]:
         """n type-u workers and one type-v PS on server s (a sparse usage)."""
@@ -369,5 +419,5 @@ def _ect_on_servers(instance, job, line: _Line) -> tuple[int, int, int, int] | N
     return best
 
 
-__all__ = ["MAX_SLOTS", "PreemptiveParams", "Stopped", "colocation_gap", "drf", "fifo",
+__all__ = ["MAX_PROFILE_CELLS", "MAX_SLOTS", "PreemptiveParams", "Stopped", "colocation_gap", "drf", "fifo",
            "greedy_ect", "preemptive"]
