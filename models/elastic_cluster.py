@@ -563,6 +563,27 @@ def extract_exact(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
     return Schedule(tuple(plans[j] for j in range(len(inst.jobs))))
 
 
+# ------------------------------------------------------------------- mean-busy-time LP (bound)
+
+
+def build_busy_lp(inst: Instance, floor: list[float], tail: list[float]) -> pyo.ConcreteModel:
+    """The mean-busy-time LP behind ``lower_bound`` (ours; Goemans' polytope, SODA 1997):
+    min sum_j w_j (M_j + tail_j) s.t. M_j >= floor_j, and the cuts ``m.cuts`` the solver adds
+    (:func:`add_busy_cut`): sum_{j in S} A_j M_j >= rhs for sets S of jobs."""
+    m = pyo.ConcreteModel(name="elastic_cluster_busy_lp")
+    jobs = range(len(inst.jobs))
+    m.M = pyo.Var(jobs, bounds=lambda _, j: (float(floor[j]), None))
+    m.obj = pyo.Objective(expr=sum(inst.jobs[j].weight * (m.M[j] + float(tail[j])) for j in jobs),
+                          sense=pyo.minimize)
+    m.cuts = pyo.ConstraintList()
+    return m
+
+
+def add_busy_cut(m: pyo.ConcreteModel, coef: dict, rhs: float) -> None:
+    """sum_j coef_j M_j >= rhs."""
+    m.cuts.add(sum(float(a) * m.M[j] for j, a in coef.items()) >= float(rhs))
+
+
 # ------------------------------------------------------------------------------- packing (8)
 
 

@@ -297,7 +297,8 @@ def _no_model(best: Schedule | None, why: str, **info: Any) -> Outcome:
 
 
 def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """The larger of sum_j w_j (a_j + d_j^min) and the mean-busy-time bound of every resource.
+    """The largest of sum_j w_j (a_j + d_j^min), the fluid bound of every resource and the
+    mean-busy-time LP that joins them (:func:`busy_time_lp`).
 
     Parameters
     ----------
@@ -306,7 +307,8 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     deadline
         Checked per job and per configuration tried; the jobs not reached by then count
         w_j (a_j + 1) (every job runs at least one slot), so the value stays a valid bound
-        (status ``time_limit``). The resource bounds are computed only when time is left.
+        (status ``time_limit``). The resource bounds and the LP run only when time is left;
+        an LP whose cutting loop did not converge still gives a valid bound (``time_limit``).
     seed
         Unused.
 
@@ -315,13 +317,14 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     Outcome
         No schedule; ``lower_bound`` and status ``optimal`` (the bound's exact value) or
         ``time_limit`` (a weaker valid bound; ``info["stopped"]`` says where); ``info`` gives
-        both parts (``alone``, ``resource``).
+        the parts (``alone``, ``resource``, ``busy_lp`` with its cut count).
 
     Notes
     -----
     Not from the paper. ``alone``: no schedule completes j before its fastest run alone
     (d_j^min from the exact placement on the idle cluster). ``resource``:
-    :func:`resource_bound`, a fluid single-machine relaxation per resource.
+    :func:`resource_bound`, a fluid single-machine relaxation per resource; ``busy_lp``: both
+    on the same mean busy times (:func:`busy_time_lp`).
 
     Examples
     --------
@@ -345,12 +348,20 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
             raise ValueError(f"job {j} fits on no server configuration")
         value += job.weight * (job.arrival + sub.duration)
         fastest.append(sub.duration)
-    fluid = resource_bound(inst, fastest, deadline)
+    areas = min_areas(inst, deadline)
+    fluid = None if areas is None else resource_bound(inst, fastest, areas=areas)
     if fluid is None:
         return Outcome(None, SolveStatus.TIME_LIMIT, value, {
             "alone": value, "stopped": "deadline: before the resource bound"})
-    return Outcome(None, SolveStatus.OPTIMAL, max(value, fluid), {"alone": value,
-                                                                  "resource": float(fluid)})
+    info = {"alone": value, "resource": float(fluid)}
+    lp = busy_time_lp(inst, fastest, areas, deadline)
+    if lp is not None:
+        info.update({"busy_lp": lp[0], "busy_lp_cuts": lp[1], "busy_lp_converged": lp[2]})
+    best = max(value, fluid, lp[0] if lp is not None else 0.0)
+    if lp is None or not lp[2]:
+        info["stopped"] = "deadline: the mean-busy-time LP did not converge"
+        return Outcome(None, SolveStatus.TIME_LIMIT, best, info)
+    return Outcome(None, SolveStatus.OPTIMAL, best, info)
 
 
 def min_areas(inst: Instance, deadline: Deadline = NEVER) -> np.ndarray | None:
@@ -400,6 +411,75 @@ def resource_bound(inst: Instance, fastest: list[int], deadline: Deadline = NEVE
         best = max(best, float(sum(inst.jobs[j].weight * (mj + fastest[j] / 2)
                                    for j, mj in zip(jobs, mean))))
     return best
+
+
+#: Cutting rounds of :func:`busy_time_lp` at most.
+BUSY_LP_ROUNDS = 60
+
+
+def busy_time_lp(inst: Instance, fastest: list[int], areas: np.ndarray,
+                 deadline: Deadline = NEVER) -> tuple[float, int, bool] | None:
+    """(value, cuts, converged) of min sum_j w_j (M_j + d_j^min / 2) over the mean busy times M_j
+    (M_j = s_j + d_j / 2 for a run from s_j) constrained by M_j >= a_j + d_j^min / 2 and, for
+    every resource r (speed sum_h C_h^r, job sizes A^r = :func:`min_areas`) and set S of jobs
+    released at or after rho, Goemans' inequality sum_S A_j^r M_j >= A^r(S) rho + A^r(S)^2 /
+    (2 speed) -- valid for the scaled fluid schedule of :func:`resource_bound`, which keeps
+    every M_j. All resources and the per-job floors constrain the same M, so the value is at
+    least both :func:`resource_bound` and the every-job-alone bound. Cuts are separated exactly
+    per (r, rho): the most violated S is a prefix of the jobs sorted by M_j. Each LP is solved to
+    optimality, so the value after any round is a valid bound; None when the deadline expires
+    before the first LP. Not from the paper (ours)."""
+    from optsched.models import elastic_cluster as em
+    from optsched.solvers.highs import solve_model
+
+    J = len(inst.jobs)
+    arrival = np.array([job.arrival for job in inst.jobs], dtype=float)
+    tail = [d / 2 for d in fastest]
+    m = em.build_busy_lp(inst, [a + t for a, t in zip(arrival, tail)], tail)
+    speeds = inst.cap_limit.sum(axis=0)
+    value, cuts = None, 0
+    for _ in range(BUSY_LP_ROUNDS):
+        if deadline.expired():
+            break
+        rep = solve_model(m, deadline=deadline)
+        if rep.status != SolveStatus.OPTIMAL:
+            break
+        value = rep.objective
+        mean = np.array([pyo_value(m.M[j]) for j in range(J)])
+        found = _busy_cuts(arrival, areas, speeds, mean)
+        if not found:
+            return value, cuts, True
+        for coef, rhs in found:
+            em.add_busy_cut(m, coef, rhs)
+        cuts += len(found)
+    return None if value is None else (value, cuts, False)
+
+
+def pyo_value(var) -> float:
+    import pyomo.environ as pyo
+
+    return float(pyo.value(var))
+
+
+def _busy_cuts(arrival: np.ndarray, areas: np.ndarray, speeds: np.ndarray, mean: np.ndarray):
+    """The most violated Goemans inequality per (resource, release date rho), if violated."""
+    out = []
+    for r, speed in enumerate(speeds):
+        if speed <= 0:
+            continue
+        for rho in np.unique(arrival):
+            jobs = np.flatnonzero((arrival >= rho) & (areas[:, r] > 0))
+            if not jobs.size:
+                continue
+            jobs = jobs[np.argsort(mean[jobs], kind="stable")]
+            size = np.cumsum(areas[jobs, r])
+            lhs = np.cumsum(areas[jobs, r] * mean[jobs])
+            gap = size * rho + size ** 2 / (2 * speed) - lhs
+            k = int(np.argmax(gap))
+            if gap[k] > 1e-7 * max(1.0, abs(float(lhs[k]))):
+                out.append(({int(j): float(areas[j, r]) for j in jobs[:k + 1]},
+                            float(size[k] * rho + size[k] ** 2 / (2 * speed))))
+    return out
 
 
 def mean_busy_times(release, size, weight, speed: float) -> list[float]:

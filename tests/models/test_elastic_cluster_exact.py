@@ -195,7 +195,10 @@ def test_lower_bound_is_at_most_the_brute_force_optimum(seed):
     res = solve(inst, "lower_bound")
     assert res.status.value == "optimal"
     assert res.lower_bound <= brute.brute_force(inst) + 1e-9
-    assert res.lower_bound == max(res.info["alone"], res.info["resource"])
+    assert res.info["busy_lp_converged"]
+    assert res.lower_bound == max(res.info["alone"], res.info["resource"], res.info["busy_lp"])
+    # one LP over the same M_j: at least each part alone (up to HiGHS' tolerances)
+    assert res.info["busy_lp"] >= max(res.info["alone"], res.info["resource"]) * (1 - 1e-7)
 
 
 def test_resource_bound_is_valid_and_stronger_on_small():
@@ -222,3 +225,19 @@ def test_start_windows_keep_every_optimum_reachable():
         latest = em.latest_completions(inst, upper, bounds._others(inst, NEVER))
         assert all(p.completion <= c for p, c in zip(opt.schedule.plans, latest))
         assert latest != em.latest_completions(inst, upper)  # tighter than the default
+
+
+def test_busy_time_cuts_are_valid_for_the_optimal_schedule():
+    """Every Goemans cut the separation produces holds at the optimal schedule's mean busy times
+    M_j = s_j + d_j / 2 (the cuts are valid inequalities, not just LP artefacts)."""
+    for seed in range(4):
+        inst = generate("small", seed, n_jobs=(8, 8))
+        opt = solve(inst, "exact", time_limit=120).schedule
+        areas = bounds.min_areas(inst)
+        arrival = np.array([job.arrival for job in inst.jobs], dtype=float)
+        true_mean = np.array([p.start + p.duration / 2 for p in opt.plans])
+        # separate at a point that violates many cuts (every job at its release), then check
+        cuts = bounds._busy_cuts(arrival, areas, inst.cap_limit.sum(axis=0), arrival.copy())
+        assert cuts
+        for coef, rhs in cuts:
+            assert sum(a * true_mean[j] for j, a in coef.items()) >= rhs - 1e-9
