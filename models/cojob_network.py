@@ -1,6 +1,6 @@
 """Pyomo models for cojob_network (Grouper, Zhou et al. TNSM 2020, seeds/003).
 
-All three models work on *stages* ``a = (g, k)`` with the port loads ``L^a_p`` of paper Eq. (27)
+The first three models work on *stages* ``a = (g, k)`` with the port loads ``L^a_p`` of paper Eq. (27)
 (true survivors, time units at port capacity) and bound the flow-level problem (O) of Eqs. (1)–(12)
 from below, so every simulated (verified) schedule costs at least their value:
 
@@ -20,6 +20,10 @@ from below, so every simulated (verified) schedule costs at least their value:
   induces such an order (its completion order), and its S satisfy these inequalities, so the optimum
   ``F*`` is a lower bound on OPT(O); its LP relaxation implies every (15), so ``LP* <= F*``. It is not
   an upper bound: it ignores the coupling of a flow's two ports and idle time.
+- :func:`build_event_milp` — Model E, an exact MILP of (O) itself over rate timelines: one event
+  per iteration completion (and per arrival time), bytes per flow and interval, capacities per
+  interval (issue 14 item 4). Its optimum is OPT(O) (proof in its docstring), with
+  :func:`extract_event_schedule` giving a schedule verify accepts at that cost.
 
 Objectives are ``sum_{g,k} (S_{g,k} - r_g)`` (the paper's ``sum S`` when all ``r_g = 0``).
 
@@ -214,3 +218,291 @@ def extract_order(instance, model) -> tuple[Stage, ...]:
     preds = {a: sum(round(pyo.value(model.x[(*b, *a)])) for b in instance.stages if b != a)
              for a in instance.stages}
     return tuple(sorted(instance.stages, key=lambda a: (preds[a], a)))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Model E: event-indexed MILP of (O) itself (issue 14 item 4)
+
+
+class EventIndex:
+    """The index sets of :func:`build_event_milp`, in plain Python.
+
+    Attributes
+    ----------
+    items
+        What completes at an event: ``("it", g, j, i)`` for iteration ``i`` (1-based, cumulative)
+        of job ``(g, j)``, for every iteration the job runs; ``("arr", r)`` for each distinct
+        positive arrival time ``r`` (a marker that gates the first stage of the cojobs arriving at
+        ``r``). One item per event, so there are ``len(items)`` events.
+    flows
+        Flow instances ``(u, g, j, i, f, size)``: flow ``f`` of iteration ``i`` of job ``(g, j)``,
+        ``u`` its item's position in ``items``.
+    preds
+        ``preds[u]``: the items whose completion releases item ``u``: the previous iteration of
+        the job (7); for a stage's first iteration, the last iteration of stage ``k-1`` of every
+        job of ``J_{g,k-1}`` (barrier (8): ``t* >= S_{g,k-1}``); for stage 1, the arrival marker
+        of ``r_g > 0`` (9).
+    finals
+        ``finals[g, k]``: the items whose latest completion is ``S_{g,k}`` ((2)-(3)).
+    """
+
+    def __init__(self, instance):
+        self.items: list[tuple] = [("arr", r) for r in
+                                   sorted({c.arrival for c in instance.cojobs if c.arrival > 0})]
+        marker = {it[1]: u for u, it in enumerate(self.items)}
+        self.flows: list[tuple] = []
+        self.preds: dict[int, tuple[int, ...]] = {}
+        self.finals: dict[Stage, tuple[int, ...]] = {}
+        position: dict[tuple, int] = {}
+        for g, cojob in enumerate(instance.cojobs):
+            for j, job in enumerate(cojob.jobs):
+                for i in range(1, cojob.iterations[job.stages - 1] + 1):
+                    position[g, j, i] = len(self.items)
+                    self.items.append(("it", g, j, i))
+                    for f, (_, _, size) in enumerate(job.flows):
+                        self.flows.append((position[g, j, i], g, j, i, f, float(size)))
+            for k in range(cojob.n_stages):
+                last = cojob.iterations[k]
+                self.finals[g, k] = tuple(position[g, j, last] for j in cojob.alive(k))
+                first = last - cojob.stage_iterations(k) + 1
+                for j in cojob.alive(k):
+                    for i in range(first, last + 1):
+                        if i > first:
+                            pre: tuple[int, ...] = (position[g, j, i - 1],)
+                        elif k:
+                            pre = self.finals[g, k - 1]
+                        else:
+                            pre = (marker[cojob.arrival],) if cojob.arrival > 0 else ()
+                        self.preds[position[g, j, i]] = pre
+
+    @property
+    def n_events(self) -> int:
+        return len(self.items)
+
+
+def event_milp_size(instance) -> dict[str, int]:
+    """Size of :func:`build_event_milp` without building it or its index (``binaries``,
+    ``events``, ``flows``, ``terms`` = non-zeros, roughly): counted per job and stage, so it is cheap
+    at paper scale, where a caller with a deadline checks it before building."""
+    items = len({c.arrival for c in instance.cojobs if c.arrival > 0})
+    flows = n_pred = n_final = 0
+    for cojob in instance.cojobs:
+        for k in range(cojob.n_stages):
+            alive = cojob.alive(k)
+            n_final += len(alive)
+            gate = len(cojob.alive(k - 1)) if k else int(cojob.arrival > 0)
+            for j in alive:
+                n = len(cojob.jobs[j].flows)
+                items += cojob.stage_iterations(k)
+                flows += n * cojob.stage_iterations(k)
+                n_pred += n * (cojob.stage_iterations(k) - 1 + gate)
+    terms = items * (7 * flows + 2 * n_pred + 3 * items + 3 * n_final)
+    return {"binaries": items * items, "events": items, "flows": flows, "terms": terms}
+
+
+def build_event_milp(instance, horizon: float, cuts=()) -> pyo.ConcreteModel:
+    """Model E: event-indexed MILP of problem (O), paper Eqs. (1)-(12), over rate timelines.
+
+    Index sets: :class:`EventIndex` (items ``u`` = iterations and arrival markers, events
+    ``e = 1..E`` with ``E`` = number of items, flow instances ``f``).
+
+    Variables: event times ``t_0 = 0 <= t_1 <= ... <= t_E <= horizon``; ``y[u, e]`` binary,
+    1 when item ``u`` has completed by event ``e`` (``y[u, 0] = 0``, ``y[u, E] = 1``, monotone);
+    ``X[f, e]`` bytes of flow instance ``f`` sent in ``[0, t_e]`` (``X[f, 0] = 0``);
+    ``C[u]`` completion time of each stage-final iteration; ``S[a]`` stage completion times.
+
+    Constraints:
+
+    * ``sum_u y[u, e] = e``: exactly one item completes at each event (ties are events at the same
+      time);
+    * (10)-(11) ``sum_{f on p} (X[f,e] - X[f,e-1]) <= cap (t_e - t_{e-1})`` per port and interval:
+      with constant rates inside an interval this is the port capacity at every instant;
+    * (5) ``X[f, E] = size``, ``X`` non-decreasing (12), ``X[f, e] >= size y[u, e]`` (an iteration
+      completed by ``e`` has sent all its bytes by ``t_e``);
+    * (6)-(9) ``X[f, e] <= size y[v, e - 1]`` for every ``v`` in ``preds[u]``: no byte in interval
+      ``e`` or before unless every releasing item has completed at an earlier event;
+      an arrival marker ``m`` of time ``r``: ``t_e >= r y[m, e]``;
+    * (2)-(4) ``C[u] >= t_e - horizon * y[u, e - 1]`` (``C[u] >= t_e`` for every event up to its
+      completion event), ``S[g,k] >= C[u]`` for ``u`` in ``finals[g, k]``;
+    * valid stage inequalities (14) and the Queyranne cuts (15) listed in ``cuts`` (both hold for
+      every feasible schedule, Lemma 1; they only tighten the relaxation).
+
+    Objective (1): ``sum_{g,k} (S_{g,k} - r_g)``.
+
+    Exactness (for compute gaps ``c_{g,j} = 0``; :func:`event_milp_applies`).
+    (i) *Every feasible schedule of cost <= U is a solution of cost equal or lower, with
+    horizon >= U + max_g r_g.* Take an exactly feasible rate timeline. Its makespan is the largest
+    ``S_{g,k}`` and ``S_{g,k} <= r_g + sum (S - r) <= max r + U``. Rank the items by completion time
+    (arrival markers at ``r``; ties: markers first, then by iteration index, so a releasing item
+    always ranks first — a released iteration sends positive bytes after its release, so it
+    completes strictly later), set ``t_e`` to the ``e``-th completion time, ``y`` from the ranks and
+    ``X[f, e]`` = bytes of ``f`` sent by ``t_e``. Capacity holds on every interval by integrating
+    (10)-(11); an item with rank ``<= e`` has finished by ``t_e``; a flow whose releasing item ``v``
+    ranks ``>= e`` sends nothing before ``t_{rank(v)} >= t_e`` (release (6)-(9), with ``t* >=
+    S_{g,k-1}`` for the barrier), so ``X[f, e] = 0``; ``C`` and ``S`` take their true values.
+    (ii) *Every solution is a feasible schedule of cost at most its objective.* Rate of ``f`` in
+    interval ``e`` = ``(X[f,e] - X[f,e-1]) / (t_e - t_{e-1})`` (:func:`extract_event_schedule`):
+    capacities hold, a flow sends only in intervals after its releasing items' completion events
+    (so after their completion times: these are at most the event times), and each iteration has
+    sent all bytes by its completion event, so its completion time is at most ``t_e``; starts
+    ``t*_{g,k} = S_{g,k-1}`` of the timeline (barrier (8)). Hence ``C``, ``S`` are upper bounds of
+    the timeline's completion times. Constant rates per interval lose nothing: in any schedule the
+    set of released, unfinished flows is constant between consecutive items' times, and averaging
+    each flow's rate over an interval keeps capacities and per-interval bytes (the argument of (i)
+    uses only per-interval bytes).
+    So the optimum of Model E is OPT(O) whenever some schedule costs at most ``U``: the horizon
+    from a verified heuristic schedule of cost ``U`` loses nothing. Verify accepts rates and bytes
+    within the relative tolerance ``REL`` of :mod:`optsched.tolerance`, so a verified schedule can
+    undercut OPT(O) by O(REL) relative, which is what ``at_most``/``close`` allow around a bound.
+    """
+    idx = EventIndex(instance)
+    E, P, cap = idx.n_events, instance.machines, float(instance.capacity)
+    m = pyo.ConcreteModel(name="cojob_event")
+    m.E = pyo.RangeSet(0, E)
+    m.U = pyo.RangeSet(0, len(idx.items) - 1)
+    m.F = pyo.RangeSet(0, len(idx.flows) - 1)
+    m.t = pyo.Var(m.E, bounds=(0.0, horizon))
+    m.t[0].setub(0.0)           # bounds, not fix(): a fixed variable resets a MIP start
+    m.y = pyo.Var(m.U, m.E, domain=pyo.Binary)
+    m.X = pyo.Var(m.F, m.E, domain=pyo.NonNegativeReals)
+    for u in m.U:
+        m.y[u, 0].setub(0)
+        m.y[u, E].setlb(1)
+    for n, (_, _, _, _, _, size) in enumerate(idx.flows):
+        m.X[n, 0].setub(0.0)
+        m.X[n, E].setlb(size)
+        m.X[n, E].setub(size)
+    ev = range(1, E + 1)
+    m.mono_t = pyo.Constraint(ev, rule=lambda m, e: m.t[e] >= m.t[e - 1])
+    m.mono_y = pyo.Constraint(m.U, ev, rule=lambda m, u, e: m.y[u, e] >= m.y[u, e - 1])
+    m.mono_x = pyo.Constraint(m.F, ev, rule=lambda m, n, e: m.X[n, e] >= m.X[n, e - 1])
+    m.one = pyo.Constraint(ev, rule=lambda m, e: sum(m.y[u, e] for u in m.U) == e)
+    on_port: dict[int, list[int]] = {p: [] for p in range(2 * P)}
+    for n, (_, g, j, _, f, _) in enumerate(idx.flows):
+        s, d, _ = instance.cojobs[g].jobs[j].flows[f]
+        on_port[s].append(n)
+        on_port[P + d].append(n)
+    ports = [p for p, fl in on_port.items() if fl]
+    m.cap = pyo.Constraint(ports, ev, rule=lambda m, p, e: sum(
+        m.X[n, e] - m.X[n, e - 1] for n in on_port[p]) <= cap * (m.t[e] - m.t[e - 1]))
+    m.done = pyo.Constraint(m.F, ev, rule=lambda m, n, e: m.X[n, e] >= idx.flows[n][5] * m.y[
+        idx.flows[n][0], e])
+    m.release = pyo.ConstraintList()
+    for n, (u, *_, size) in enumerate(idx.flows):
+        for v in idx.preds[u]:
+            for e in ev:
+                m.release.add(m.X[n, e] <= size * m.y[v, e - 1])
+    m.arrive = pyo.ConstraintList()
+    for u, item in enumerate(idx.items):
+        if item[0] == "arr":
+            for e in ev:
+                m.arrive.add(m.t[e] >= item[1] * m.y[u, e])
+    finals = sorted({u for us in idx.finals.values() for u in us})
+    m.C = pyo.Var(finals, domain=pyo.NonNegativeReals)
+    m.completion = pyo.Constraint(finals, ev, rule=lambda m, u, e: m.C[u] >= m.t[e] - horizon * m.y[
+        u, e - 1])
+    m.A = pyo.Set(initialize=list(instance.stages), dimen=2)
+    m.S = pyo.Var(m.A, domain=pyo.NonNegativeReals)
+    m.stage = pyo.ConstraintList()
+    for a, us in idx.finals.items():
+        for u in us:
+            m.stage.add(m.S[a] >= m.C[u])
+    lam = _bottleneck(instance)
+    m.chain = pyo.Constraint(m.A, rule=lambda m, g, k: m.S[g, k] >= lam[g, k] + (
+        m.S[g, k - 1] if k else instance.cojobs[g].arrival))                      # (14)
+    m.cuts = pyo.ConstraintList()                                                  # (15)
+    for p, subset in cuts:
+        add_cut(instance, m, p, subset)
+    m.obj = pyo.Objective(expr=sum(m.S[a] for a in m.A) - _arrival_sum(instance))  # (1)
+    m.index = idx
+    return m
+
+
+def event_milp_applies(instance) -> bool:
+    """Model E assumes no compute gaps (a release at ``C + c_{g,j}`` is no completion event)."""
+    return all(job.compute == 0 for c in instance.cojobs for job in c.jobs)
+
+
+def event_ranks(instance, schedule, idx: EventIndex) -> list[int]:
+    """The event (1-based rank) of each item in a verified ``schedule``: items sorted by completion
+    time (arrival markers at their time), ties by (marker first, iteration index), as in the proof
+    of :func:`build_event_milp` (i)."""
+    from optsched.problems.cojob_network import _integrate
+
+    _, finish, _ = _integrate(instance, schedule)
+    keys = []
+    for u, item in enumerate(idx.items):
+        if item[0] == "arr":
+            keys.append((item[1], -1, u))
+            continue
+        _, g, j, i = item
+        n = len(instance.cojobs[g].jobs[j].flows)
+        keys.append((max(finish[g, j, i, f] for f in range(n)), i, u))
+    ranks = [0] * len(idx.items)
+    for e, (_, _, u) in enumerate(sorted(keys), 1):
+        ranks[u] = e
+    return ranks
+
+
+def set_event_start(instance, model, schedule) -> None:
+    """Set ``y`` of Model E from a verified ``schedule`` (a partial MIP start: HiGHS completes the
+    continuous variables by an LP, which is feasible by the proof (i) when the horizon is at least
+    the schedule's makespan)."""
+    idx = model.index
+    for u, r in enumerate(event_ranks(instance, schedule, idx)):
+        for e in range(1, idx.n_events):
+            model.y[u, e].set_value(1 if e >= r else 0)
+
+
+def extract_event_schedule(instance, model):
+    """The rate timeline of a solved Model E (proof (ii) of :func:`build_event_milp`).
+
+    Solver noise is removed before dividing bytes by interval lengths: the completion events are
+    read from ``y`` (rounded), a flow's bytes are kept only in the intervals its item may use
+    (after every releasing item's event, up to its own) and rescaled to its exact size, and an
+    interval is stretched when its port loads need slightly more than its length (rates then
+    meet the capacities exactly; times move by the solver's feasibility tolerance only)."""
+    from optsched.problems.cojob_network import Schedule, Segment
+
+    idx: EventIndex = model.index
+    E, P, cap = idx.n_events, instance.machines, float(instance.capacity)
+    rank = [next(e for e in range(1, E + 1) if pyo.value(model.y[u, e]) > 0.5)
+            for u in range(len(idx.items))]
+    sent = []
+    for n, (u, g, j, i, f, size) in enumerate(idx.flows):
+        first = max([rank[v] for v in idx.preds[u]], default=0) + 1
+        xs = [max(0.0, pyo.value(model.X[n, e]) - pyo.value(model.X[n, e - 1]))
+              if first <= e <= rank[u] else 0.0 for e in range(1, E + 1)]
+        total = sum(xs)
+        if not total > 0:
+            raise ValueError(f"event model: flow {(g, j, i, f)} sends nothing")
+        sent.append([x * size / total for x in xs])
+    segments, now, done = [], 0.0, [0.0] * len(idx.items)
+    for e in range(1, E + 1):
+        load = [0.0] * (2 * P)
+        for n, (_, g, j, _, f, _) in enumerate(idx.flows):
+            s, d, _ = instance.cojobs[g].jobs[j].flows[f]
+            load[s] += sent[n][e - 1]
+            load[P + d] += sent[n][e - 1]
+        length = max(pyo.value(model.t[e]) - pyo.value(model.t[e - 1]), max(load) / cap)
+        if length <= 0:
+            continue
+        rates = tuple((g, j, i, f, sent[n][e - 1] / length)
+                      for n, (u, g, j, i, f, _) in enumerate(idx.flows) if sent[n][e - 1] > 0)
+        if rates:
+            segments.append(Segment(now, now + length, rates))
+            for n, (u, *_rest) in enumerate(idx.flows):
+                if sent[n][e - 1] > 0:
+                    done[u] = now + length
+        now += length
+    return _event_schedule(instance, idx, done, tuple(segments), Schedule)
+
+
+def _event_schedule(instance, idx: EventIndex, done: list, segments, schedule_type):
+    """Stage starts ``t*_{g,k} = S_{g,k-1}`` of the timeline (``r_g`` for the first stage) and the
+    stage order by completion (information only)."""
+    S = {a: max(done[u] for u in us) for a, us in idx.finals.items()}
+    starts = tuple(tuple(tuple(S[g, k - 1] if k else c.arrival for k in range(job.stages))
+                         for job in c.jobs) for g, c in enumerate(instance.cojobs))
+    order = tuple(sorted(instance.stages, key=lambda a: (S[a], a)))
+    return schedule_type(starts, segments, order, "event_milp")

@@ -2,8 +2,10 @@
 
 Methods
 -------
-exact           Model F (stage sequencing MILP, gap 0) for the order, then the order-preserving
-                flow simulator; ``optimal`` only when the simulated cost equals F* (F* <= OPT).
+exact           best of the heuristics (warm start), Model F (stage sequencing MILP, a bound)
+                and its simulated order, then Model E (event-indexed MILP of (O) over rate
+                timelines, exact; no order enumeration); ``optimal`` when the best verified
+                schedule meets the larger of F's and E's dual bounds.
 lower_bound     LP-Primal (13)–(15) with Queyranne cuts by sorting separation (Lemma 1).
 pda             Algorithm 1 exactly as printed (weights 1 + 2^-(k+1), every unscheduled stage is a
                 candidate, heaviest port, min w/L, reverse order), offline, one run at t = 0, then
@@ -601,98 +603,203 @@ BUILD_OVERHEAD_S = 0.3
 MAX_ROUNDS = 200
 
 
+#: Heuristics :func:`exact` runs first (cheapest first): its incumbent is never worse than the best
+#: of them that finishes (issue 14), and the best one warm-starts Model E.
+WARM_METHODS = ("grouper", "pda_chain", "grouper_offline", "baraat", "sincronia", "fair_share")
+#: Share of the time left that the warm-start heuristics may use together.
+WARM_SHARE = 0.25
+#: Share of the time left Model F may use (it is a bound; Model E gets the rest).
+F_SHARE = 0.5
+#: All Queyranne cuts (15) go into Model E when there are at most this many; otherwise one per port
+#: (the set M_p of every stage loading it).
+CUT_LIMIT = 2_000
+
+
+@dataclass
+class _Incumbent:
+    """The best verified schedule :func:`exact` has seen, its cost and where it came from."""
+
+    value: float = math.inf
+    schedule: Schedule | None = None
+    source: str = ""
+
+    def offer(self, value: float, schedule: Callable[[], Schedule], source: str) -> None:
+        if value < self.value:
+            self.value, self.schedule, self.source = value, schedule(), source
+
+
 def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Model F (exact stage sequencing MILP, a lower bound F* on OPT(O)); its order is simulated with
-    order-preserving priority scheduling, and when there are at most ``BF_LIMIT`` chain-consistent
-    orders every one of them is simulated too (spec Model BF) and the best is kept.
+    """Exact: the best of the heuristics, Model F's order and Model E, proven against the larger of
+    Model F's and Model E's dual bounds.
 
-    Status ``optimal`` only if the simulated (verified) cost is within the tolerance policy
-    (:func:`optsched.tolerance.at_most`) of the MILP's *dual bound*, a valid lower bound on every
-    schedule ``verify`` accepts: any feasible rate timeline induces a chain-consistent completion
-    order whose stage completion times satisfy Model F's constraints (module ``models``). The proof
-    does not need the order space to contain an optimal schedule: a simulated order that meets the
-    bound is optimal. Otherwise ``feasible`` with ``lower_bound`` = that bound.
+    1. The heuristics of :data:`WARM_METHODS` are simulated (together at most :data:`WARM_SHARE`
+       of the time): the incumbent is never worse than the best of them (issue 14).
+    2. Model F (stage sequencing MILP, :func:`optsched.models.cojob_network.build_ordering_milp`;
+       its dual bound is a lower bound on every schedule ``verify`` accepts) and the simulation of
+       its order (order-preserving priority scheduling). If the incumbent meets F's bound
+       (:func:`optsched.tolerance.at_most`), it is optimal: this is the fast proof.
+    3. Otherwise Model E (:func:`optsched.models.cojob_network.build_event_milp`, an exact MILP of
+       (O) over rate timelines, no order enumeration), with the incumbent's completion order as a
+       MIP start and its cost as the horizon. Its optimum is OPT(O) (proof in its docstring); its
+       schedule is extracted and verified. Used when no job has a compute gap (else, as before, up
+       to :data:`BF_LIMIT` chain-consistent orders are simulated: spec Model BF).
 
-    Deadline: when Model F is too big to build and hand to HiGHS in the time left
-    (:func:`optsched.models.cojob_network.ordering_milp_size`), no model is built and the Grouper
-    schedule, if its simulation finishes in time, is returned as the fallback (``time_limit``, with
-    the chain bound (14) of :func:`chain_bound` as ``lower_bound``). The MILP gets what is left;
-    simulations stop at the deadline (``time_limit``, the MILP's bound kept; a BF enumeration cut
-    short keeps the best order found).
+    Status ``optimal`` when the best verified schedule meets the larger bound; ``time_limit`` when a
+    step was stopped by the deadline (the bound so far kept: F's, E's or the chain bound (14));
+    ``feasible`` otherwise. A model too big to build in the time left is not built
+    (``info["stopped"]``).
     """
+    from optsched.models.cojob_network import event_milp_applies
+
+    info: dict[str, Any] = {}
+    best = _warm_start(instance, _share(deadline, WARM_SHARE), info)
+    bound, rep, cut = chain_bound(instance), None, False
+    f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
+    if f_rep is not None:
+        rep = f_rep
+        if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
+            bound = max(bound, f_rep.objective if f_rep.bound is None
+                        else min(f_rep.bound, f_rep.objective))
+        cut |= f_rep.status is not SolveStatus.OPTIMAL
+    if f_order is not None:
+        cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
+    if not at_most(best.value, bound):
+        if event_milp_applies(instance):
+            e_rep = _model_e(instance, best, deadline, seed, info)
+            if e_rep is not None:
+                rep = e_rep
+                if e_rep.bound is not None:
+                    bound = max(bound, min(e_rep.bound, best.value))
+                cut |= e_rep.status is not SolveStatus.OPTIMAL
+            else:
+                cut = True
+        elif f_rep is not None and f_rep.status is SolveStatus.OPTIMAL:
+            cut |= not _brute_force(instance, best, deadline, info)
+    return _exact_outcome(rep, best, bound, cut, info)
+
+
+def _share(deadline: Deadline, share: float) -> Deadline:
+    """A sub-deadline: ``share`` of the time left (the deadline itself without a limit)."""
+    left = deadline.remaining()
+    return deadline if left is None else deadline.within(share * left)
+
+
+def _warm_start(instance: Instance, budget: Deadline, info: dict) -> _Incumbent:
+    """Simulate :data:`WARM_METHODS` within ``budget``; the best complete run is the incumbent."""
+    best = _Incumbent()
+    for name in WARM_METHODS:
+        if budget.expired():
+            info["warm_stopped"] = f"deadline before {name}"
+            break
+        run = simulate(instance, make_policy(instance, name), deadline=budget)
+        if run.complete:
+            best.offer(sum_sct(instance, run), lambda: schedule_of(run, (), name), name)
+    info["warm_start"] = best.source or None
+    info["warm_value"] = best.value if best.schedule is not None else None
+    return best
+
+
+def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
+    """Model building counts against the deadline: False (and ``info["stopped"]``) when a model
+    with ``terms`` non-zeros cannot be built and handed to HiGHS in the time left."""
+    build_s = BUILD_OVERHEAD_S + terms / BUILD_TERMS_PER_S
+    left = deadline.remaining()
+    if left is not None and build_s > left:
+        info["stopped"] = (f"size guard: {what} has {terms} non-zeros, ~{build_s:.1f} s to build "
+                           f"and hand to HiGHS > {left:.1f} s left")
+        return False
+    return True
+
+
+def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
+    """Solve Model F; its report and its stage order (None, None when it does not fit)."""
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
 
     size = cm.ordering_milp_size(instance)
-    info: dict[str, Any] = {"binaries": size["binaries"], "constraints": size["rows"]}
-    build_s = BUILD_OVERHEAD_S + size["terms"] / BUILD_TERMS_PER_S
-    left = deadline.remaining()
-    if left is not None and build_s > left:
-        info["stopped"] = (f"size guard: Model F has {size['terms']} non-zeros, ~{build_s:.1f} s to "
-                           f"build and hand to HiGHS > {left:.1f} s left")
-        fallback = grouper(instance, GrouperParams(), deadline=deadline)
-        info["fallback"] = "grouper" if fallback.schedule is not None else None
-        return Outcome(fallback.schedule, SolveStatus.TIME_LIMIT, chain_bound(instance), info)
+    info.update(binaries=size["binaries"], constraints=size["rows"])
+    if not _fits(size["terms"], deadline, "Model F", info):
+        return None, None
     model = cm.build_ordering_milp(instance)
     rep = solve_model(model, deadline=deadline, seed=seed)
     info.update(f_star=rep.objective, milp_runtime_s=rep.runtime_s)
-    if not rep.has_solution:
-        return _exact_outcome(rep, rep.status, None, rep.bound, False, info)
-    # the MILP's proven lower bound: its dual bound (<= the incumbent F*; HiGHS stops at an absolute
-    # gap too), never more than the incumbent
-    bound = rep.objective if rep.bound is None else min(rep.bound, rep.objective)
-    order = cm.extract_order(instance, model)
+    return rep, (cm.extract_order(instance, model) if rep.has_solution else None)
+
+
+def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadline: Deadline,
+                 info: dict) -> bool:
+    """Simulate a stage order and offer it; False when the deadline stopped the simulation."""
     run = simulate(instance, StageOrder(order), deadline=deadline)
     if not run.complete:
         info["stopped"] = _stopped(run)
-        return _exact_outcome(rep, SolveStatus.TIME_LIMIT, None, bound, False, info)
+        return False
     value = sum_sct(instance, run)
-    info["f_order_value"] = value
-    cut_short = False
-    if rep.status is SolveStatus.OPTIMAL and not at_most(value, bound):
-        orders = chain_orders(instance, BF_LIMIT)
-        if orders:
-            info["bf_orders"] = len(orders)
-            values: list[tuple[float, tuple]] = []
-            for o in orders:
-                res = simulate(instance, StageOrder(o), record=False, deadline=deadline)
-                if not res.complete:
-                    cut_short = True
-                    info["stopped"] = f"deadline: {len(values)} of {len(orders)} orders simulated"
-                    break
-                values.append((sum_sct(instance, res), o))
-            best_value, best = min([*values, (value, order)])
-            if best != order:
-                run = simulate(instance, StageOrder(best), deadline=deadline)
-                if not run.complete:
-                    info["stopped"] = _stopped(run)
-                    return _exact_outcome(rep, SolveStatus.TIME_LIMIT, None, bound, False, info)
-                value, order = best_value, best
-    schedule = schedule_of(run, order, "stage_order")
-    proven = rep.status is SolveStatus.OPTIMAL and at_most(value, bound)
-    if proven:
-        status = SolveStatus.OPTIMAL
-    elif rep.status is SolveStatus.OPTIMAL:
-        status = SolveStatus.TIME_LIMIT if cut_short else SolveStatus.FEASIBLE
-    else:
-        status, bound = rep.status, rep.bound
-    return _exact_outcome(rep, status, schedule, bound, proven, info)
+    info[f"{source}_value"] = value
+    best.offer(value, lambda: schedule_of(run, order, "stage_order"), source)
+    return True
 
 
-def _exact_outcome(rep, status: SolveStatus, schedule: Schedule | None, bound: float | None,
-                   proven: bool, info: dict) -> Outcome:
+def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int, info: dict):
+    """Model E with the incumbent's horizon and MIP start; its extracted schedule is verified and
+    offered. None when there is no incumbent (no horizon) or the model does not fit."""
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    if best.schedule is None:
+        info["event_milp"] = "no incumbent to bound the horizon"
+        return None
+    size = cm.event_milp_size(instance)
+    info["event_milp"] = size
+    if not _fits(size["terms"], deadline, "Model E", info):
+        return None
+    horizon = best.value + max(c.arrival for c in instance.cojobs)
+    horizon += 1e-6 * max(1.0, horizon)      # the incumbent's makespan, within its tolerance
+    cuts = cm.all_cuts(instance)
+    if len(cuts) > CUT_LIMIT:
+        cuts = [(p, tuple(ms)) for p, ms in cm.port_stages(instance).items() if ms]
+    model = cm.build_event_milp(instance, horizon, cuts)
+    cm.set_event_start(instance, model, best.schedule)
+    rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
+    info.update(e_objective=rep.objective, e_bound=rep.bound, e_runtime_s=rep.runtime_s)
+    if rep.has_solution:
+        schedule = cm.extract_event_schedule(instance, model)
+        best.offer(_problem.verify(instance, schedule), lambda: schedule, "model_e")
+    return rep
+
+
+def _brute_force(instance: Instance, best: _Incumbent, deadline: Deadline, info: dict) -> bool:
+    """Spec Model BF: simulate every chain-consistent order when there are at most
+    :data:`BF_LIMIT`; False when the deadline cut the enumeration short."""
+    orders = chain_orders(instance, BF_LIMIT)
+    info["bf_orders"] = len(orders)
+    for n, order in enumerate(orders):
+        res = simulate(instance, StageOrder(order), record=False, deadline=deadline)
+        if not res.complete:
+            info["stopped"] = f"deadline: {n} of {len(orders)} orders simulated"
+            return False
+        value = sum_sct(instance, res)
+        if value < best.value:
+            _offer_order(instance, best, order, "bf", deadline, info)
+    return True
+
+
+def _exact_outcome(rep, best: _Incumbent, bound: float, cut: bool, info: dict) -> Outcome:
     """The Outcome of :func:`exact` through :func:`~optsched.solvers.highs.report_outcome`.
 
-    Model F's report describes the *order*; what the method proves about the *schedule* is
-    ``status`` and ``bound``. F* is the schedule's model objective only when the proof holds (the
-    simulated cost meets F*); otherwise it is only a lower bound, so no model objective is reported
-    and the registry has nothing to compare.
-    """
-    from optsched.solvers.highs import report_outcome
+    Proven (``optimal``) when the incumbent meets ``bound``; the bound it meets is then reported
+    as the model objective, so the registry checks verify's value against the proof. Otherwise
+    no model objective (the models describe a bound, not the returned schedule)."""
+    from optsched.solvers.highs import SolveReport, report_outcome
 
-    out = report_outcome(dataclasses.replace(rep, status=status, bound=bound), lambda: schedule,
-                         info=info)
-    return out if proven else dataclasses.replace(out, model_objective=None)
+    proven = best.schedule is not None and at_most(best.value, bound)
+    status = (SolveStatus.OPTIMAL if proven else
+              SolveStatus.TIME_LIMIT if cut or best.schedule is None else SolveStatus.FEASIBLE)
+    info["incumbent"] = best.source or None
+    base = rep.info if rep is not None else {}
+    runtime = rep.runtime_s if rep is not None else 0.0
+    report = SolveReport(status, bound if proven else math.inf, bound, proven, runtime, base)
+    out = report_outcome(report, lambda: best.schedule, fallback=best.schedule, info=info)
+    return out
 
 
 def chain_orders(instance: Instance, limit: int) -> list:
@@ -841,7 +948,8 @@ AUTHORS = GrouperParams(weights="code", candidates="chain_tail", clip=True, upda
                         port="all", tie="first_cojob", trigger="authors")
 
 METHODS = (
-    Method("exact", "exact", exact, description="stage-sequencing MILP (F) + priority simulation"),
+    Method("exact", "exact", exact,
+           description="heuristics + ordering MILP (F) bound + event-indexed MILP of (O) (E)"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),
     Method("pda", "algorithm", pda, params=PdaParams(), guarantee=claimed_ratio,
            description="Algorithm 1 as printed + order-preserving flow scheduling (offline)"),

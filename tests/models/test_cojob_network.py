@@ -74,3 +74,93 @@ def test_separation_finds_violated_prefix_and_fig3_is_tight(data):
 def test_counterexample_lp_value(data):
     inst = load_instance(data / "cojob_network" / "theorem2_counterexample.json")
     assert solve_lp_primal(inst).value == pytest.approx(29.48, rel=1e-9)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Model E: the event-indexed MILP of (O) (issue 14 item 4)
+
+
+def _solve_event(inst, cuts=()):
+    """Model E with the horizon of the grouper schedule (proof (i): nothing better is cut off),
+    its report and its extracted, verified schedule's cost."""
+    from optsched.problems.cojob_network import verify
+    from optsched.registry import solve
+
+    upper = solve(inst, "grouper").objective
+    horizon = (upper + max(c.arrival for c in inst.cojobs)) * (1 + 1e-6) + 1e-6
+    model = cm.build_event_milp(inst, horizon, cuts)
+    rep = solve_model(model)
+    assert rep.status is SolveStatus.OPTIMAL
+    return rep, verify(inst, cm.extract_event_schedule(inst, model)), upper
+
+
+def _old_exact_proves(inst) -> bool:
+    """The former exact's proof: the best simulated chain order meets F* (Model F = enumeration)."""
+    from optsched.tolerance import at_most
+    return at_most(brute.best_simulated(inst)[0], brute.best_sequencing(inst))
+
+
+def test_old_exact_proves_at_least_20_of_the_tiny_seeds_used_below():
+    assert sum(_old_exact_proves(generate("tiny", s)) for s in range(24)) >= 20
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_event_milp_agrees_with_the_old_exact_and_its_schedule_verifies(seed):
+    """E* is below every simulated order (BF) and above F*; where the old exact proved, they agree;
+    the extracted schedule verifies at E* (no cuts here: the model alone is exact)."""
+    from optsched.tolerance import close
+    inst = generate("tiny", seed)
+    rep, value, upper = _solve_event(inst)
+    bf_value, _ = brute.best_simulated(inst)
+    assert close(value, rep.objective)
+    assert brute.best_sequencing(inst) - 1e-6 <= rep.objective <= min(bf_value, upper) + 1e-6
+    if _old_exact_proves(inst):
+        assert close(rep.objective, bf_value)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_event_milp_with_release_dates(seed):
+    """Arrival markers (9): E* with and without Queyranne cuts agree, lie between F* and the best
+    simulated order, and the schedule (first stages start at r_g) verifies."""
+    from optsched.tolerance import close
+    inst = generate("tiny", seed, arrivals=True)
+    rep, value, _ = _solve_event(inst)
+    cut, _, _ = _solve_event(inst, cm.all_cuts(inst))
+    assert close(value, rep.objective) and close(cut.objective, rep.objective)
+    assert brute.best_sequencing(inst) - 1e-6 <= rep.objective
+    assert rep.objective <= brute.best_simulated(inst)[0] + 1e-6
+
+
+def test_event_milp_fig3_optimum(data):
+    """Spec A.1: OPT = 26 on the paper's Fig. 3 (single link, successive halving)."""
+    inst = load_instance(data / "cojob_network" / "fig3.json")
+    rep, value, _ = _solve_event(inst)
+    assert rep.objective == pytest.approx(26.0, rel=1e-6) and value == pytest.approx(26.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [1, 4, 7])
+def test_event_start_from_a_schedule_is_feasible(seed):
+    """Proof (i): the completion ranks of a verified schedule, with the continuous variables left to
+    an LP, give a solution no worse than the schedule; its extraction verifies."""
+    from optsched.problems.cojob_network import verify
+    from optsched.registry import solve
+    inst = generate("tiny", seed)
+    res = solve(inst, "fair_share")
+    model = cm.build_event_milp(inst, res.objective * (1 + 1e-6) + 1e-6)
+    cm.set_event_start(inst, model, res.schedule)
+    for (u, e), var in model.y.items():
+        if 0 < e < model.index.n_events:
+            var.fix()
+    rep = solve_model(model)
+    assert rep.status is SolveStatus.OPTIMAL and rep.objective <= res.objective + 1e-6
+    assert verify(inst, cm.extract_event_schedule(inst, model)) <= rep.objective + 1e-6
+
+
+def test_event_milp_size_matches_the_model():
+    inst = generate("tiny", 7, arrivals=True)
+    size = cm.event_milp_size(inst)
+    idx = cm.EventIndex(inst)
+    assert size["events"] == idx.n_events and size["flows"] == len(idx.flows)
+    assert idx.n_events == len(idx.items) == sum(
+        c.iterations[j.stages - 1] for c in inst.cojobs for j in c.jobs) + len(
+        {c.arrival for c in inst.cojobs if c.arrival > 0})
