@@ -541,7 +541,11 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     Raises
     ------
     InfeasibleSchedule
-        Naming the violated equation, e.g. ``"(2g) server 3 worker type 1 at slot 7: 9 > 8"``.
+        Naming the violated equation, e.g. ``"(2g) server 3 worker type 1 at slot 7: 9 > 8"``,
+        or when ``schedule`` is not an edge_cloud :class:`Schedule`.
+    InvalidInstance
+        When ``instance`` is not an edge_cloud :class:`Instance`, or a value of the schedule
+        (re-checked here: a frozen dataclass can still be patched) is malformed, naming the field.
     """
     _check_job_count(instance, schedule)
     for j, runs in enumerate(schedule.runs):

@@ -28,7 +28,8 @@ from typing import Sequence
 import numpy as np
 
 from optsched.errors import InvalidInstance
-from optsched.problems.edge_cloud import SLOT_SECONDS, Instance, Job
+from optsched.problems.edge_cloud import (MAX_CAPACITY, MAX_HORIZON, MAX_JOBS, MAX_SERVERS,
+                                          SLOT_SECONDS, Instance, Job, as_int)
 
 PRESETS = ("tiny", "small", "paper")
 
@@ -51,10 +52,25 @@ def generate(preset: str = "tiny", seed: int = 0, **overrides) -> Instance:
     unknown = sorted(set(overrides) - _ALLOWED)
     if unknown:
         raise InvalidInstance(f"overrides: unknown parameter {unknown[0]!r}")
+    _check_sizes(overrides)
     rng = np.random.default_rng(seed)
     if preset == "paper":
         return _paper(rng, {**_PAPER, **overrides}, f"paper-{seed}")
     return _small(rng, {**_SMALL[preset], **overrides}, f"{preset}-{seed}")
+
+
+#: Integer overrides and their ranges: checked before anything is drawn, so a huge size is
+#: refused at once (issue 15) instead of looping before the instance's own checks.
+_SIZES = {"n_jobs": (1, MAX_JOBS, "MAX_JOBS"), "n_edge": (0, MAX_SERVERS - 1, "MAX_SERVERS"),
+          "horizon": (1, MAX_HORIZON, "MAX_HORIZON"),
+          "cloud_slots": (0, MAX_CAPACITY, "MAX_CAPACITY")}
+
+
+def _check_sizes(overrides: dict) -> None:
+    """The size overrides within the instance limits (InvalidInstance naming ``overrides.KEY``)."""
+    for key, (low, high, limit) in _SIZES.items():
+        if key in overrides:
+            as_int(overrides[key], f"overrides.{key}", min=low, max=high, limit=limit)
 
 
 def _uint(rng: np.random.Generator, bounds: tuple[int, int]) -> int:

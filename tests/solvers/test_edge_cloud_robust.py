@@ -181,6 +181,20 @@ def test_huge_or_invalid_instance_values_are_refused_at_load(changes, message):
         dataclasses.replace(generate("tiny", 0), **changes)
 
 
+@pytest.mark.parametrize("key,value,message", [
+    ("n_jobs", 10**9, r"overrides.n_jobs: must be <= 10000 \(MAX_JOBS\)"),
+    ("n_edge", 10**12, r"overrides.n_edge: must be <= 9999 \(MAX_SERVERS\)"),
+    ("horizon", True, "overrides.horizon: must be an integer, got True"),
+    ("cloud_slots", -1, "overrides.cloud_slots: must be >= 0, got -1"),
+])
+def test_generator_size_overrides_are_refused_before_drawing(key, value, message):
+    """``optsched worst --override n_jobs=1e9`` would loop before the instance's checks."""
+    start = time.perf_counter()
+    with pytest.raises(InvalidInstance, match=message):
+        generate("paper", 0, **{key: value})
+    assert time.perf_counter() - start < 1
+
+
 def test_python_built_values_are_normalised():
     """numpy integers and integral floats become ints, so Python-built objects equal JSON ones."""
     import numpy as np
