@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, reject, settings
+from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from optsched.cli import main
@@ -92,7 +92,7 @@ def _bounds_hold(results: dict) -> None:
             assert res.lower_bound <= best + 1e-6 * max(1.0, best), (name, res.lower_bound, best)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])
 @given(instances())
 def test_every_method_runs_to_a_status(inst):
@@ -263,7 +263,9 @@ def test_schedule_mutation_is_rejected_or_recomputed(seed, method, data):
         value = verify(inst, Schedule(tuple(runs)))
     except (InvalidInstance, InfeasibleSchedule) as err:
         assert "\n" not in str(err)
+        event(f"rejected: {type(err).__name__} {str(err)[:3]}")
         return
+    event("accepted, objective recomputed")
     assert math.isfinite(value)
     assert value == pytest.approx(sum(j.weight * c for j, c in
                                       zip(inst.jobs, completion_times(inst, Schedule(tuple(runs))))))
