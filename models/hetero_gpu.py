@@ -611,12 +611,12 @@ def _add_time_barriers(m: pyo.ConcreteModel, inst: Instance, by_task: dict, busy
     for n, job in enumerate(inst.jobs):
         for r in range(1, job.rounds):
             slots = sorted({key[4] for key in by_task[n, r, 0]})
-            index += [((n, r, 0), t) for t in slots]
-            index += [((n, r - 1, k), t) for k in range(job.tasks_per_round) for t in slots]
+            index += [((n, r, 0), "started", t) for t in slots]
+            index += [((n, r - 1, k), "finished", t) for k in range(job.tasks_per_round) for t in slots]
     m.count = pyo.Var(index, bounds=(0, 1))
 
-    def running(task, slots, when) -> None:
-        """count[task, t] = sum of task's start variables with when(key) <= t, for t in slots."""
+    def running(task, kind, slots, when) -> None:
+        """count[task, kind, t] = sum of task's start variables with when(key) <= t, t in slots."""
         keys = sorted(by_task[task], key=when)
         pos, before = 0, None
         for t in slots:
@@ -624,18 +624,19 @@ def _add_time_barriers(m: pyo.ConcreteModel, inst: Instance, by_task: dict, busy
             while pos < len(keys) and when(keys[pos]) <= t:
                 new.append(m.s[keys[pos]])
                 pos += 1
-            head = sum(new) if before is None else m.count[task, before] + sum(new)
-            m.running.add(m.count[task, t] == head)
+            head = sum(new) if before is None else m.count[task, kind, before] + sum(new)
+            m.running.add(m.count[task, kind, t] == head)
             before = t
 
     for n, job in enumerate(inst.jobs):
         for r in range(1, job.rounds):
             slots = sorted({key[4] for key in by_task[n, r, 0]})
-            running((n, r, 0), slots, lambda key: key[4])
+            running((n, r, 0), "started", slots, lambda key: key[4])
             for k in range(job.tasks_per_round):
-                running((n, r - 1, k), slots, lambda key: key[4] + busy[key[0]][key[3]])
+                running((n, r - 1, k), "finished", slots, lambda key: key[4] + busy[key[0]][key[3]])
                 for t in slots:
-                    m.time_barrier.add(m.count[(n, r, 0), t] <= m.count[(n, r - 1, k), t])
+                    m.time_barrier.add(m.count[(n, r, 0), "started", t]
+                                       <= m.count[(n, r - 1, k), "finished", t])
 
 
 def extract_time_indexed(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
@@ -680,4 +681,15 @@ def set_time_indexed_start(m: pyo.ConcreteModel, inst: Instance, schedule: Sched
         m.F[n, r].set_value(f, skip_validation=True)
     for n, job in enumerate(inst.jobs):
         m.C[n].set_value(finish[n, job.rounds - 1], skip_validation=True)
+    for key in m.count:  # Pyomo flattens the index: (n, r, k, kind, t)
+        task, kind, t = key[:3], key[3], key[4]
+        c, s = chosen[task]
+        event = s if kind == "started" else s + (finish_time(inst, task, m.classes[c][0]) / m.time_unit)
+        m.count[key].set_value(float(event <= t), skip_validation=True)
     return True
+
+
+def finish_time(inst: Instance, task, gpu: int) -> float:
+    """T^c + T^s of ``task``'s job on ``gpu`` (original units)."""
+    job = inst.jobs[task[0]]
+    return job.train_time[gpu] + job.sync_time[gpu]

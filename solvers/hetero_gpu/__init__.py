@@ -85,6 +85,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     if guard:
         return _not_built(inst, guard, None, deadline, seed, info)
     start, cost, info["start"] = _best_start(inst, deadline.within(deadline.limit(START_SHARE)), seed)
+    info["start_cost"] = cost
     guard = too_big(size, deadline)
     if guard:
         return _not_built(inst, guard, start, deadline, seed, info)
