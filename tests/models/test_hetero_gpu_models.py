@@ -146,3 +146,17 @@ def test_warm_start_never_worse_than_cold():
         values[warm] = rep.objective * m.objective_unit
     assert values[True] <= cost * (1 + 1e-9)
     assert values[True] <= values[False] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", [10, 22, 24, 27])
+def test_three_round_jobs_equal_brute_force(seed):
+    """Jobs with 3 rounds: a middle round's first task has both a 'started' and a 'finished'
+    running count. When both shared one key (first version of build_time_indexed), these seeds
+    came out infeasible (10, 24, 27) or 70 > 69 = OPT (22)."""
+    inst = generate("hetero_gpu", "tiny", seed, max_tasks=6, max_rounds=3)
+    assert max(j.rounds for j in inst.jobs) >= 3
+    opt = brute_force(inst)
+    for build in (_solve_time_indexed, _solve_big_m):
+        model_value, verified = build(inst)
+        assert verified == pytest.approx(opt, rel=1e-9, abs=0)
+        assert model_value == pytest.approx(opt, rel=1e-9)
