@@ -85,13 +85,17 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     )
     runtime = time.perf_counter() - start
     has_solution = res.solution_status in (SolutionStatus.feasible, SolutionStatus.optimal)
+    load_error = None
     if has_solution:
-        res.solution_loader.load_vars()
+        try:
+            res.solution_loader.load_vars()
+        except (IndexError, ValueError, RuntimeError) as exc:  # HiGHS lost the model (numerics)
+            has_solution, load_error = False, f"{type(exc).__name__}: {exc}"
     objective = res.incumbent_objective if has_solution and res.incumbent_objective is not None else math.inf
     bound = res.objective_bound
     if bound is not None and not math.isfinite(bound):
         bound = None
-    status = _status(res.termination_condition)
+    status = _status(res.termination_condition) if load_error is None else SolveStatus.UNKNOWN
     info = {
         "solver": "highs",
         "solver_version": ".".join(map(str, res.solver_version or ())),
@@ -100,6 +104,8 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
         "threads": threads,
         "time_limit": time_limit,
     }
+    if load_error is not None:
+        info["load_error"] = load_error
     if has_solution and bound is not None:
         info["gap"] = abs(objective - bound) / max(abs(objective), 1e-9)
     return SolveReport(status, float(objective), bound, has_solution, runtime, info)

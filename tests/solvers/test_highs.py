@@ -112,3 +112,25 @@ def test_wrong_or_partial_warm_start_does_not_change_the_optimum():
     for i in m.x:
         m.x[i].value = None if i % 2 else 0
     assert solve_model(m, warm_start=True).objective == pytest.approx(best)
+
+
+def test_a_solution_that_cannot_be_loaded_is_unknown_not_an_exception(monkeypatch):
+    """HiGHS reported a solution that Pyomo could not load (seen with times spanning 1e18): the
+    report says ``unknown`` with the error, and no value is trusted."""
+    from optsched.solvers import highs
+
+    real = highs.Highs.solve
+
+    def broken(self, *args, **kw):
+        res = real(self, *args, **kw)
+
+        def fail():
+            raise IndexError("index 3 is out of bounds")
+
+        res.solution_loader.load_vars = fail
+        return res
+
+    monkeypatch.setattr(highs.Highs, "solve", broken)
+    rep = solve_model(knapsack())
+    assert rep.status is SolveStatus.UNKNOWN and not rep.has_solution
+    assert math.isinf(rep.objective) and "IndexError" in rep.info["load_error"]
