@@ -164,3 +164,25 @@ def test_event_milp_size_matches_the_model():
     assert idx.n_events == len(idx.items) == sum(
         c.iterations[j.stages - 1] for c in inst.cojobs for j in c.jobs) + len(
         {c.arrival for c in inst.cojobs if c.arrival > 0})
+
+
+@pytest.mark.parametrize("seed", [4, 7])
+def test_event_warm_start_reaches_highs(seed):
+    """A start set on Model E reaches HiGHS and is kept before any search (a fixed variable inside
+    a constraint made solve_model drop a start silently; the model uses bounds instead). The
+    start: a verified schedule's completion order (set_event_start) completed by the LP with y
+    fixed, handed over whole, so HiGHS needs no sub-MIP within the 1e-6 s limit."""
+    from optsched.registry import solve
+    inst = generate("tiny", seed)
+    res = solve(inst, "fair_share")
+    model = cm.build_event_milp(inst, res.objective * (1 + 1e-6) + 1e-6)
+    cm.set_event_start(inst, model, res.schedule)
+    free = [v for (u, e), v in model.y.items() if 0 < e < model.index.n_events]
+    for var in free:
+        var.fix()
+    lp = solve_model(model)
+    for var in free:
+        var.unfix()
+    rep = solve_model(model, warm_start=True, time_limit=1e-6)
+    assert rep.has_solution and rep.objective == pytest.approx(lp.objective, rel=1e-6)
+    assert lp.objective <= res.objective + 1e-6
