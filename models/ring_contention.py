@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import pyomo.environ as pyo
 
-from optsched.problems.ring_contention import Instance, Schedule
+from optsched.problems.ring_contention import Instance, Schedule, completion_times
 
 
 def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
@@ -71,57 +71,106 @@ def simple_lower_bound(inst: Instance) -> dict[str, int]:
 
 
 def build_exact(inst: Instance, horizon: int, lower_bound: int = 0) -> pyo.ConcreteModel:
-    """M1 (digest §3.3): min C_max s.t. RAR-DDLS (1)–(9), time-indexed over slots 0..horizon-1.
+    """M1 (digest §3.3, RAR-DDLS (1)–(9)) as a pulse (start, end) time-indexed MILP, min C_max.
 
-    Variables: x[j,c,t] (start at t with placement c; only where the job still fits before
-    ``horizon`` at its contention-free speed), q[j,c,t] (active with c), d[j,t] (finished by the end
-    of t), v[j,t] (iterations in t), L[s,t,l] (contention levels), C (makespan).
+    x[j,c,t,e] = 1: job j runs with placement c over slots t..e-1 (e <= ``horizon``). By (3) a job
+    keeps c, so its occupancy of slot u is the exact pulse sum of x over t <= u < e (no activity
+    or completion binaries). A one-server placement never contends ((6): B_j = b^i), so its
+    duration is fixed, e - t = ceil(F_j / phi_j(1, 1)) (:func:`duration`, verify's integer count).
+    A split placement (n_c >= 2) takes e - t between its contention-free duration and its duration
+    at the highest reachable contention level; its per-slot progress v[j,c,u] is capped by
+    phi_j(n_c, 1) occ and, on every server s it is split on, by phi_j(n_c, l) when the level
+    binary L[s,u,l] ("at least l split jobs active on s in u", (6)–(7)) is on; sum_u v >= F_j
+    (9). v belongs to one placement and is 0 outside its pulse, so no big-M is needed (the issue-13
+    big-M of the per-job v is gone). As in M1 the model may keep a job active longer than verify
+    would (e later than its true end, or L on above the true count); both only slow jobs down, so
+    verify's makespan of the extracted (start, placement) pairs is never above C, and every
+    schedule verify accepts (e = its simulated end) is a solution: the optima coincide.
+
+    Symmetry breaking (each keeps an optimum): servers of equal capacity are interchangeable in
+    (1)–(9), so the job with the most placements takes only placements non-increasing over each
+    group of equal servers; jobs with identical data start in index order. ``lower_bound`` is a
+    valid bound on the optimum (C >= it).
     """
-    m = pyo.ConcreteModel(name="rar_ddls_m1")
-    H = range(horizon)
+    m = pyo.ConcreteModel(name="rar_ddls_pulse")
     jobs = range(len(inst.jobs))
     m.P = {j: placements(inst, j) for j in jobs}
+    _break_server_symmetry(inst, m.P)
     nsv = {(j, c): n_servers_used(m.P[j][c]) for j in jobs for c in range(len(m.P[j]))}
-    JC = list(nsv)
-    first = {jc: duration(inst, jc[0], nsv[jc]) for jc in JC}
-    X = [(j, c, t) for (j, c) in JC for t in H if t + first[j, c] <= horizon]
-    m.x = pyo.Var(X, domain=pyo.Binary)
-    m.q = pyo.Var([(j, c, t) for (j, c) in JC for t in H], domain=pyo.Binary)
-    m.d = pyo.Var(jobs, H, domain=pyo.Binary)
-    m.v = pyo.Var(jobs, H, domain=pyo.NonNegativeReals)
     levels = _levels(inst, m.P, nsv)
-    m.L = pyo.Var([(s, t, l) for s in levels for t in H for l in levels[s]], domain=pyo.Binary)
+    m.X = _pulses(inst, m.P, nsv, levels, horizon)
+    m.x = pyo.Var(list(m.X), domain=pyo.Binary)
+    split = [(j, c) for (j, c) in nsv if nsv[j, c] >= 2]
+    m.occ = pyo.Var([(j, c, u) for (j, c) in split for u in range(horizon)], bounds=(0, 1))
+    m.v = pyo.Var([(j, c, u) for (j, c) in split for u in range(horizon)], domain=pyo.NonNegativeReals)
+    m.L = pyo.Var([(s, u, l) for s in levels for u in range(horizon) for l in levels[s]],
+                  domain=pyo.Binary)
     m.C = pyo.Var(bounds=(lower_bound, horizon))
-    starts: dict[tuple[int, int], list[int]] = {jc: [] for jc in JC}
-    for (j, c, t) in X:
-        starts[j, c].append(t)
-    z = {jc: sum(m.x[jc + (t,)] for t in starts[jc]) for jc in JC}
-    started = {(j, t): sum(m.x[j, c, k] for c in range(len(m.P[j])) for k in starts[j, c] if k <= t)
-               for j in jobs for t in H}
-    active = {(j, t): started[j, t] - (m.d[j, t - 1] if t else 0) for j in jobs for t in H}
-    speed = {(j, c): inst.phi(j, nsv[j, c], 1) for (j, c) in JC}
     cl = m.cons = pyo.ConstraintList()
+    occ = _occupancy(m, horizon)
     for j in jobs:
-        if not any(starts[j, c] for c in range(len(m.P[j]))):  # j cannot end by the horizon:
-            cl.add(m.C >= horizon + 1)  # infeasible (C <= horizon), not a trivial False
+        mine = [k for k in m.X if k[0] == j]
+        if not mine:  # j cannot end by the horizon: infeasible (C <= horizon), not a trivial False
+            cl.add(m.C >= horizon + 1)
             continue
-        cl.add(sum(z[j, c] for c in range(len(m.P[j]))) == 1)  # one placement, one start
-        cl.add(m.d[j, horizon - 1] == 1)
-        for t in H:
-            if t:
-                cl.add(m.d[j, t] >= m.d[j, t - 1])
-            cl.add(m.d[j, t] <= started[j, t])
-            # (9): done only after F_j iterations
-            cl.add(inst.jobs[j].iterations * m.d[j, t] <= sum(m.v[j, k] for k in range(t + 1)))
-            cl.add(sum(m.q[j, c, t] for c in range(len(m.P[j]))) == active[j, t])  # (1), (3), (4)
-            cl.add(m.C >= (t + 1) * active[j, t])
-            cl.add(m.v[j, t] <= sum(speed[j, c] * m.q[j, c, t] for c in range(len(m.P[j]))))
-            for c in range(len(m.P[j])):
-                cl.add(m.q[j, c, t] <= z[j, c])
-                cl.add(m.q[j, c, t] >= z[j, c] + active[j, t] - 1)
-    _capacity_and_contention(inst, m, JC, nsv, levels, H)
+        cl.add(sum(m.x[k] for k in mine) == 1)  # one placement, one start, one end
+        cl.add(m.C >= sum(k[3] * m.x[k] for k in mine))  # makespan
+    for (j, c) in split:
+        for u in range(horizon):
+            cl.add(m.occ[j, c, u] == occ.get((j, c, u), 0))
+    _capacity(inst, m, occ, horizon)
+    _contention(inst, m, split, nsv, levels, horizon)
+    _identical_jobs(inst, m)
+    _tail_energy(inst, m, horizon, int(lower_bound))
     m.obj = pyo.Objective(expr=m.C, sense=pyo.minimize)
     return m
+
+
+def _break_server_symmetry(inst: Instance, P: dict) -> None:
+    """Keep, for the job with the most placements, only the placements non-increasing over every
+    group of servers of equal capacity. Valid: permuting equal servers maps every schedule to one
+    with the same completion times (verify sees a server only through O_s), and some permutation
+    sorts that job's vector within each group."""
+    groups = _equal_server_groups(inst)
+    if not groups or not P:
+        return
+    j0 = max(P, key=lambda j: (len(P[j]), -j))
+    P[j0] = [c for c in P[j0] if all(c[a] >= c[b] for g in groups for a, b in zip(g, g[1:]))]
+
+
+def _equal_server_groups(inst: Instance) -> list[list[int]]:
+    """Groups (>= 2 servers, ascending indices) of servers with the same capacity O_s."""
+    by_cap: dict[int, list[int]] = {}
+    for s, cap in enumerate(inst.servers):
+        by_cap.setdefault(cap, []).append(s)
+    return [g for g in by_cap.values() if len(g) >= 2]
+
+
+def _pulses(inst: Instance, P: dict, nsv: dict, levels: dict, horizon: int) -> dict:
+    """Every (j, c, t, e) with e <= ``horizon``: e - t = duration(j, 1) on one server; on n >= 2
+    servers from duration(j, n, 1) to duration(j, n, p_max), p_max the top contention level of
+    the servers c uses (phi does not increase with p, so no run is shorter or longer)."""
+    out = {}
+    for (j, c), n in nsv.items():
+        if n == 1:
+            spans = [duration(inst, j, 1)]
+        else:
+            top = max((levels[s][-1] for s, y in enumerate(P[j][c]) if y > 0 and s in levels),
+                      default=1)
+            spans = range(duration(inst, j, n, 1), duration(inst, j, n, top) + 1)
+        for d in spans:
+            for t in range(horizon - d + 1):
+                out[j, c, t, t + d] = None
+    return out
+
+
+def _occupancy(m: pyo.ConcreteModel, horizon: int) -> dict:
+    """occ[j,c,u] = sum of x[j,c,t,e] over the pulses with t <= u < e (linear expressions)."""
+    terms: dict[tuple[int, int, int], list] = {}
+    for (j, c, t, e) in m.X:
+        for u in range(t, e):
+            terms.setdefault((j, c, u), []).append(m.x[j, c, t, e])
+    return {k: sum(v) for k, v in terms.items()}
 
 
 def _levels(inst: Instance, P: dict, nsv: dict) -> dict[int, list[int]]:
@@ -136,47 +185,142 @@ def _levels(inst: Instance, P: dict, nsv: dict) -> dict[int, list[int]]:
     return out
 
 
-def _capacity_and_contention(inst, m, JC, nsv, levels, H) -> None:
-    """(2) capacity, level activation for (6)–(7), and the speed caps of split jobs via (8)."""
-    cl = m.cons
+def _capacity(inst: Instance, m: pyo.ConcreteModel, occ: dict, horizon: int) -> None:
+    """(2): sum_j y_js occ[j,c,u] <= O_s, written only where the largest possible load exceeds O_s."""
     for s, cap in enumerate(inst.servers):
-        for t in H:
-            cl.add(sum(m.P[j][c][s] * m.q[j, c, t] for (j, c) in JC if m.P[j][c][s] > 0) <= cap)  # (2)
-            if s not in levels:
+        users = [(j, c) for j in m.P for c in range(len(m.P[j])) if m.P[j][c][s] > 0]
+        for u in range(horizon):
+            here = [(j, c) for (j, c) in users if (j, c, u) in occ]
+            most = sum(max(m.P[j][c][s] for (i, c) in here if i == j) for j in {j for j, _ in here})
+            if most <= cap:
                 continue
-            lev = levels[s]
-            n_split = sum(m.q[j, c, t] for (j, c) in JC if nsv[j, c] >= 2 and m.P[j][c][s] > 0)
-            cl.add(n_split <= 1 + sum(m.L[s, t, l] for l in lev))
+            m.cons.add(sum(m.P[j][c][s] * (m.occ[j, c, u] if (j, c, u) in m.occ else occ[j, c, u])
+                           for (j, c) in here) <= cap)
+
+
+def _contention(inst: Instance, m: pyo.ConcreteModel, split: list, nsv: dict, levels: dict,
+                horizon: int) -> None:
+    """(6)–(9) for split placements: levels L[s,u,l] forced on up to the split jobs active on s;
+    v[j,c,u] <= phi_j(n, 1) occ[j,c,u] and <= phi_j(n, l) when L[s,u,l] is on, for every server
+    s that c splits j on (so v <= phi_j(n, p_j[u]), the max of (6) read as a min over s);
+    sum_u v[j,c,u] >= F_j z[j,c] with z[j,c] = 1 when j takes c."""
+    cl = m.cons
+    for s, lev in levels.items():
+        mine = [(j, c) for (j, c) in split if m.P[j][c][s] > 0]
+        for u in range(horizon):
+            cl.add(sum(m.occ[j, c, u] for (j, c) in mine) <= 1 + sum(m.L[s, u, l] for l in lev))
             for a, b in zip(lev, lev[1:]):
-                cl.add(m.L[s, t, a] >= m.L[s, t, b])
-    # v[j,t] <= sum_c phi_j(n_c, 1) q[j,c,t] already holds, so a cap for placement c must allow
-    # v up to the job's fastest speed over ALL its placements when q[j,c,t] = 0. Big-M =
-    # fastest_j - phi_j(n, l_max): with every level on, the right-hand side is then exactly
-    # fastest_j (issue 13: big-M = phi_j(n, 1) of the split placement capped v at 2 phi_j(n, 1),
-    # below phi_j(1, 1) of a one-server placement when b^i >> b^e, and cut off feasible schedules).
-    fastest = {j: max(inst.phi(j, nsv[j, c], 1) for c in range(len(m.P[j]))) for j in m.P}
-    for (j, c) in JC:
+                cl.add(m.L[s, u, a] >= m.L[s, u, b])
+    z: dict[tuple[int, int], list] = {}
+    for k in m.X:
+        z.setdefault(k[:2], []).append(m.x[k])
+    for (j, c) in split:
         n = nsv[j, c]
-        if n < 2:
-            continue
         top = inst.phi(j, n, 1)
-        for s in range(inst.n_servers):
-            if m.P[j][c][s] == 0 or s not in levels:
-                continue
-            drops = {l: inst.phi(j, n, l - 1) - inst.phi(j, n, l) for l in levels[s]}
-            if not any(drops.values()):
-                continue
-            big_m = fastest[j] - inst.phi(j, n, levels[s][-1])  # = fastest - top + sum(drops)
-            for t in H:  # v <= phi_j(n, #split jobs on s) while j is active with c
-                cl.add(m.v[j, t] <= top - sum(d * m.L[s, t, l] for l, d in drops.items() if d)
-                       + big_m * (1 - m.q[j, c, t]))
+        for u in range(horizon):
+            cl.add(m.v[j, c, u] <= top * m.occ[j, c, u])
+            for s, y in enumerate(m.P[j][c]):
+                if y == 0 or s not in levels:
+                    continue
+                drops = {l: inst.phi(j, n, l - 1) - inst.phi(j, n, l) for l in levels[s]}
+                if any(drops.values()):
+                    cl.add(m.v[j, c, u] <= top - sum(d * m.L[s, u, l] for l, d in drops.items() if d))
+        if (j, c) in z:
+            cl.add(sum(m.v[j, c, u] for u in range(horizon)) >= inst.jobs[j].iterations * sum(z[j, c]))
+        else:
+            for u in range(horizon):
+                m.v[j, c, u].fix(0)
+
+
+def _tail_energy(inst: Instance, m: pyo.ConcreteModel, horizon: int, lower_bound: int) -> None:
+    """Valid inequalities (the area bound LB_area of digest §3.5, per time suffix): for a slot
+    u <= C, the GPU-slots that run in slots >= u fit in [u, C), so N (C - u) >= sum G_j
+    (e - max(t, u)) x[j,c,t,e]. Written for u = 0 .. ``lower_bound`` (C >= lower_bound >= u; for
+    u > C the right-hand side is 0 but the left negative); the time-indexed LP alone lets
+    fractional pulses spread past C."""
+    n = inst.n_gpus
+    for u in range(min(max(lower_bound, 0), horizon - 1) + 1):
+        work = [inst.jobs[j].gpus * (e - max(t, u)) * m.x[j, c, t, e]
+                for (j, c, t, e) in m.X if e > u]
+        if work:
+            m.cons.add(n * (m.C - u) >= sum(work))
+
+
+def _identical_jobs(inst: Instance, m: pyo.ConcreteModel) -> None:
+    """Jobs with identical data start in index order (swapping two of them maps schedules to
+    schedules with the same makespan)."""
+    start = {j: [] for j in m.P}
+    for (j, c, t, e) in m.X:
+        start[j].append(t * m.x[j, c, t, e])
+    for j, k in _identical_pairs(inst):
+        if start[j] and start[k]:
+            m.cons.add(sum(start[j]) <= sum(start[k]))
+
+
+def _identical_pairs(inst: Instance) -> list[tuple[int, int]]:
+    """(j, k): k the next job after j with the same data."""
+    out = []
+    for j, job in enumerate(inst.jobs):
+        k = next((k for k in range(j + 1, len(inst.jobs)) if inst.jobs[k] == job), None)
+        if k is not None:
+            out.append((j, k))
+    return out
+
+
+def set_start(m: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> None:
+    """Set x, occ, L and C from ``schedule`` (a schedule verify accepts, ending by the model's
+    horizon) as a MIP start (``solve_model(..., warm_start=True)``); v is left to HiGHS.
+
+    The schedule is first mapped to the model's symmetry breaking: identical jobs take its
+    (start, placement) pairs in start order, and equal servers are permuted so that the job with
+    restricted placements gets a non-increasing vector. Raises ValueError when the mapped schedule
+    is not a solution of the model (e.g. it ends after the horizon).
+    """
+    schedule = _canonical(inst, m, schedule)
+    finish = completion_times(inst, schedule)
+    for var in m.x.values():
+        var.set_value(0)
+    for j, (a, c, e) in enumerate(zip(schedule.starts, schedule.placements, finish)):
+        key = (j, m.P[j].index(c) if c in m.P[j] else -1, a, e)
+        if key not in m.X:
+            raise ValueError(f"set_start: job {j} (start {a}, placement {c}, end {e}) is not in the model")
+        m.x[key].set_value(1)
+    for (j, c, u), var in m.occ.items():
+        var.set_value(1 if (m.P[j][c] == schedule.placements[j] and schedule.starts[j] <= u < finish[j]) else 0)
+    for (s, u, l), var in m.L.items():
+        count = sum(1 for j, c in enumerate(schedule.placements)
+                    if n_servers_used(c) >= 2 and c[s] > 0 and schedule.starts[j] <= u < finish[j])
+        var.set_value(1 if count >= l else 0)
+    m.C.set_value(max(max(finish), m.C.lb or 0))
+
+
+def _canonical(inst: Instance, m: pyo.ConcreteModel, schedule: Schedule) -> Schedule:
+    """``schedule`` with identical jobs in start order and equal servers permuted for the job whose
+    placements :func:`_break_server_symmetry` restricted (same completion times)."""
+    starts, places = list(schedule.starts), list(schedule.placements)
+    classes: dict = {}
+    for j, job in enumerate(inst.jobs):
+        classes.setdefault(job, []).append(j)
+    for members in classes.values():
+        pairs = sorted((starts[j], places[j]) for j in members)
+        for j, (a, c) in zip(members, pairs):
+            starts[j], places[j] = a, c
+    restricted = [j for j in m.P if places[j] not in m.P[j]]
+    if restricted:
+        c = places[restricted[0]]
+        perm = list(range(inst.n_servers))  # perm[new server] = old server
+        for g in _equal_server_groups(inst):
+            for new, old in zip(g, sorted(g, key=lambda s: (-c[s], s))):
+                perm[new] = old
+        places = [tuple(p[perm[s]] for s in range(inst.n_servers)) for p in places]
+    return Schedule(tuple(starts), tuple(places))
 
 
 def extract_schedule(inst: Instance, m: pyo.ConcreteModel) -> Schedule:
-    """(start, placement) of every job from x[j,c,t] > 0.5."""
+    """(start, placement) of every job from x[j,c,t,e] > 0.5."""
     starts = [0] * len(inst.jobs)
     places: list[tuple[int, ...]] = [()] * len(inst.jobs)
-    for (j, c, t), var in m.x.items():
+    for (j, c, t, e), var in m.x.items():
         if var.value is not None and var.value > 0.5:
             starts[j], places[j] = t, m.P[j][c]
     return Schedule(tuple(starts), tuple(places))
@@ -238,4 +382,4 @@ def _spread_durations(inst: Instance, m, gpus) -> None:
 
 
 __all__ = ["build_budget", "build_exact", "duration", "extract_schedule", "min_durations",
-           "placements", "simple_lower_bound"]
+           "placements", "set_start", "simple_lower_bound"]

@@ -62,12 +62,13 @@ def test_m1_infeasible_below_optimum():
 
 
 def test_m1_uses_contention_levels():
-    """M1 carries contention levels and is sparse: no start x[j,c,t] from which j cannot end by H."""
+    """The pulse model carries contention levels and is sparse: every pulse x[j,c,t,e] ends by H
+    and lasts at least the contention-free duration of its placement."""
     inst = generate("tiny", 0)
     model = rm.build_exact(inst, 7)
     assert len(model.L) > 0
-    for (j, c, t) in model.x:
-        assert t + rm.duration(inst, j, rm.n_servers_used(model.P[j][c])) <= 7
+    for (j, c, t, e) in model.x:
+        assert t + rm.duration(inst, j, rm.n_servers_used(model.P[j][c])) <= e <= 7
 
 
 def test_budget_with_fixed_theta_is_the_papers_feasibility_problem():
