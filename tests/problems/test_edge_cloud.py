@@ -181,8 +181,8 @@ def test_python_built_instances_are_normalised_and_validated_like_json(inst):
 
 
 def test_schedule_shape_checks_and_normalisation():
-    """Schedule.__post_init__ checks shapes and types (values are verify's job) and turns lists
-    into tuples, also inside Runs."""
+    """Schedule.__post_init__ checks shapes, types and domains (feasibility is verify's job) and
+    turns lists into tuples, also inside Runs."""
     s = Schedule([[Run(2, 2, 0, [[0, 1], [1, 1]])]])
     assert s == Schedule(((Run(2, 2, 0, ((0, 1), (1, 1))),),)) and hash(s)
     with pytest.raises(InvalidInstance, match=r"schedule.jobs\[0\]: must not be empty"):
