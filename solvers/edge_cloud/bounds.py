@@ -336,9 +336,10 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
         sched, ub = lag.schedule, lag.value
         info["incumbent"] = "lagrangian"
     bound = max(bound, lag.bound)
+    # flows are integers: a better schedule has flow <= UB - 1, so its columns have L + rc <= UB - 1
     forced = set(start_columns(columns, sched).values())
     kept = [col for k, col in enumerate(columns)
-            if k in forced or at_most(lag.bound + lag.reduced[k], ub)]
+            if k in forced or at_most(lag.bound + lag.reduced[k], ub - 1)]
     info.update(n_columns=len(columns), n_kept=len(kept), lagrangian=lag.bound)
     skipped = "deadline passed" if deadline.expired() else _too_big(len(kept), SECONDS_PER_COLUMN, deadline)
     if skipped is not None:
@@ -353,15 +354,16 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     1. Incumbent: the best heuristic (:func:`incumbent`); its total flow sets the per-job
        deadlines (digest §3.3) and so the columns (job, placement, start).
     2. :func:`lagrangian` bounds (2), may improve the incumbent, and fixes to 0 every column whose
-       reduced cost shows it is in no schedule better than the incumbent.
+       reduced cost shows it is in no schedule better than the incumbent (``L + rc > UB - 1``:
+       flows are integers), except the incumbent's own columns.
     3. The MILP over the remaining columns (the incumbent's columns always among them) is solved
        with the incumbent as MIP start (:func:`~optsched.models.edge_cloud.set_start`).
 
     The result is never worse than the incumbent: if HiGHS returns nothing better, the incumbent is
     returned (``info["incumbent"]``: "heuristic" or "lagrangian"), with status ``time_limit`` when
     the deadline stopped the solve. The lower bound is the largest of HiGHS' dual bound on the
-    reduced model (valid for (2): every schedule it excludes is worse than the incumbent, which it
-    contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`, or when
+    reduced model (valid for (2): every schedule it excludes is no better than the incumbent,
+    which it contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`, or when
     the model cannot be built in the time left (:data:`SECONDS_PER_COLUMN`), no model is built
     (``info["skipped"]``) and the incumbent is returned with status ``time_limit``.
 
@@ -392,7 +394,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """The largest of :func:`trivial_bound`, the Lagrangian bound and the LP relaxation of the
     configuration model over the columns that survive reduced-cost fixing (a valid bound on (2):
-    an optimum uses only those columns, since the incumbent does not beat it).
+    the kept columns hold the incumbent and every schedule better than it, so some optimum).
 
     Status ``optimal`` when that LP was solved to its optimum; ``time_limit`` with the best bound
     found so far (still valid) when it was not: skipped above :data:`MAX_COLUMNS` columns (paper
