@@ -1,14 +1,18 @@
 """Pyomo formulations of RAR-DDLS (Yu et al., MobiHoc'22; seeds/002), digest §3.
 
-- :func:`build_exact` — "M1": RAR-DDLS (1)–(9) as an exact time-indexed MILP. Exact for the model of
-  :mod:`optsched.problems.ring_contention` (integral slots, floor speeds, contention (6)–(7)) for
-  makespans <= the horizon ``H`` it is built with. Because (3) freezes a job's placement, every job
-  chooses one placement vector ``c`` in ``P_j`` (enumerated) and one start slot; contention enters
-  through "level" binaries ``L[s,t,l]`` = "at least l split jobs on server s in slot t", and the
-  speed of a split job is capped by ``phi_j(n_c, l)`` on every server it is split on, which is the
-  max of (6) linearised. Progress per slot is only bounded above (``v <= phi``): under-reporting
-  progress only keeps a job active longer, which never helps (digest §3.3), so the optimum equals
-  the optimum of RAR-DDLS. The extracted (start, placement) pairs are re-simulated by ``verify``.
+- :func:`build_exact` — "M1" of digest §3.3 (RAR-DDLS (1)–(9)) reformulated as a pulse (start,
+  end) time-indexed MILP (issue 14). Exact for the model of :mod:`optsched.problems.ring_contention`
+  (integral slots, floor speeds, contention (6)–(7)) for makespans <= the horizon ``H`` it is built
+  with. Because (3) freezes a job's placement, every job chooses one placement vector ``c`` in
+  ``P_j`` (enumerated) and one run [t, e); a one-server run has its exact duration (no contention),
+  a split run's progress is capped per slot by ``phi_j(n_c, l)`` through "level" binaries
+  ``L[s,t,l]`` = "at least l split jobs on server s in slot t" (the max of (6) linearised).
+  Progress is only bounded above: under-reporting it only keeps a job active longer, which never
+  helps (digest §3.3), so the optimum equals the optimum of RAR-DDLS. Tail-energy rows (LB_area of
+  §3.5 per time suffix) and symmetry breaking (equal servers, identical jobs) tighten it;
+  :func:`set_start` turns a verified schedule into a MIP start. The previous M1 (start binaries,
+  activity/completion binaries, per-job progress with a big-M) proved <= 10 jobs of the small mix
+  in 60 s; it was replaced, not kept (cross-checks: CP-SAT ``exact_cp`` and brute force).
 - :func:`build_budget` — "M3": the paper's per-GPU budget ILP (14)–(16) with per-job choices (the
   GPU set of a job stands for its enumerated schedules y^k, (12) dropped, digest F2–F4). With
   ``durations="lower"`` each job's busy time is its contention-free duration on the number of servers
