@@ -653,8 +653,9 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
     info: dict[str, Any] = {}
     best = _warm_start(instance, _share(deadline, WARM_SHARE), info)
-    bound, rep, cut = chain_bound(instance), None, False
+    bound, rep = chain_bound(instance), None
     f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
+    cut = f_rep is None                                  # size guard: F not built in time
     if f_rep is not None:
         rep = f_rep
         if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
