@@ -1,8 +1,13 @@
 """Pyomo formulations of Hare (Chen et al., HPDC'22; seeds/004), digest §3.
 
-- :func:`build_exact` — Hare_Sched (paper Sec. 5.1, eqs. (4)–(8)) as an exact MILP: assignment plus
-  disjunctive big-M ordering per GPU. Continuous time, exact for the model of
-  :mod:`optsched.problems.hetero_gpu` (no discretisation).
+- :func:`build_time_indexed` — Hare_Sched (paper Sec. 5.1, eqs. (4)–(8)) as a time-indexed MILP on
+  the exact grid of the data (:func:`time_grid`: every arrival, T^c and T^s a multiple of δ, so
+  no discretisation error), identical GPUs aggregated into classes; the exact method's model
+  whenever the data have a grid and the model is small enough (:data:`MAX_SLOTS`).
+- :func:`build_exact` — Hare_Sched as a continuous-time MILP: assignment plus disjunctive big-M
+  ordering per GPU, with start windows, per-row big-Ms and symmetry breaking. Exact for any float
+  data; the exact method's model when the data have no usable grid.
+- :func:`set_start` / :func:`set_time_indexed_start` — a verified schedule as a MIP start.
 - :func:`build_rl` — Hare_Sched_RL (eq. (9) replaces (8)), with (9) linearised exactly (digest §3.5,
   (9L)); ``mode="paper_full"`` imposes (9) on the full task set per GPU as the paper does,
   ``mode="subsets"`` starts from all pairs and takes prefix cuts (9S) added by the caller.
@@ -603,15 +608,18 @@ def _add_capacity(m: pyo.ConcreteModel, inst: Instance, keys, tc, classes) -> No
 
 def _add_time_barriers(m: pyo.ConcreteModel, inst: Instance, by_task: dict, busy) -> None:
     """(7) disaggregated: the first task of round r started by t only if every task of round r-1
-    finished by t (the first task starts first, ``m.sym``). Both counts are running sums over the
-    slots of that first task's window (``m.started``, ``m.finished``), so the rows stay short."""
+    finished by t (the first task starts first, ``m.sym``), and, for rounds r >= 1, the
+    symmetry breaking disaggregated the same way (task k started by t only if task 0 is; valid
+    because the round's tasks start after the same barrier, so relabelling them by start keeps
+    every row). The counts are running sums over the slots of the first task's window
+    (``m.count[task, "started" | "finished", t]``), so the rows stay short."""
     m.time_barrier = pyo.ConstraintList()
     m.running = pyo.ConstraintList()
     index = []
     for n, job in enumerate(inst.jobs):
         for r in range(1, job.rounds):
             slots = sorted({key[4] for key in by_task[n, r, 0]})
-            index += [((n, r, 0), "started", t) for t in slots]
+            index += [((n, r, k), "started", t) for k in range(job.tasks_per_round) for t in slots]
             index += [((n, r - 1, k), "finished", t) for k in range(job.tasks_per_round) for t in slots]
     m.count = pyo.Var(index, bounds=(0, 1))
 
@@ -637,6 +645,10 @@ def _add_time_barriers(m: pyo.ConcreteModel, inst: Instance, by_task: dict, busy
                 for t in slots:
                     m.time_barrier.add(m.count[(n, r, 0), "started", t]
                                        <= m.count[(n, r - 1, k), "finished", t])
+            for k in range(1, job.tasks_per_round):  # m.sym disaggregated: task k starts after 0
+                running((n, r, k), "started", slots, lambda key: key[4])
+                for t in slots:
+                    m.time_barrier.add(m.count[(n, r, k), "started", t] <= m.count[(n, r, 0), "started", t])
 
 
 def extract_time_indexed(inst: Instance, m: pyo.ConcreteModel) -> Schedule:

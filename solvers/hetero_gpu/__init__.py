@@ -2,7 +2,8 @@
 
 Methods
 -------
-exact        Hare_Sched (4)–(8) as a big-M MILP with deadlines from a Hare schedule (digest §3.3).
+exact        Hare_Sched (4)–(8) as a time-indexed MILP on the data's exact grid (big-M MILP when
+             there is none), deadlines and MIP start from the best heuristic (digest §3.3).
 lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; digest §3.5).
 rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
