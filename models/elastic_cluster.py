@@ -50,6 +50,7 @@ import numpy as np
 import pyomo.environ as pyo
 
 from optsched import tolerance
+from optsched.deadline import NEVER, Deadline
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo
 
 
@@ -375,7 +376,8 @@ def pattern_bound(inst: Instance, max_len: float) -> int:
     return total
 
 
-def job_patterns(inst: Instance, j: int, max_len: float) -> list[Pattern]:
+def job_patterns(inst: Instance, j: int, max_len: float,
+                 deadline: Deadline = NEVER) -> list[Pattern] | None:
     """The placements of job j (configurations with d <= ``max_len``) that fit alone and that no
     other placement dominates, shortest first (digest Sec. 3.2 facts 1-3, Sec. 3.4).
 
@@ -384,17 +386,21 @@ def job_patterns(inst: Instance, j: int, max_len: float) -> list[Pattern]:
     of the slots with no larger loads and completes no later. Placements are those of
     :func:`enumerate_columns` (q = 1: N workers + 1 PS on one server; q = 0: every worker vector,
     PS on one server, the fewest PSs verify's (2i) accepts); the single-job fit is verify's
-    ``at_most`` (use <= ``cap_limit``). Memoised per instance and ``max_len``."""
+    ``at_most`` (use <= ``cap_limit``). Memoised per instance: a shorter ``max_len`` filters the
+    list of a longer one (a pattern dominating one with d <= max_len is no longer). None when
+    the ``deadline`` expires during the scan (checked per configuration; nothing memoised)."""
     table = memo(inst, "model_patterns")
-    if (j, max_len) not in table:
+    if j not in table or table[j][0] < max_len:
         raw = []
         for c in model_configs(inst, j, max_len):
+            if deadline.expired():
+                return None
             for workers, ps in _placements(inst, *c[:4]):
                 use = _use(inst, c[0], c[1], workers, ps)
                 if (use <= inst.cap_limit).all():
                     raw.append(Pattern(c, workers, ps, tuple(float(x) for x in use.ravel())))
-        table[j, max_len] = _non_dominated(raw)
-    return table[j, max_len]
+        table[j] = (max_len, _non_dominated(raw))
+    return [p for p in table[j][1] if p.duration <= max_len]
 
 
 def _use(inst: Instance, w: int, p: int, workers, ps) -> np.ndarray:

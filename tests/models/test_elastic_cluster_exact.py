@@ -241,3 +241,32 @@ def test_busy_time_cuts_are_valid_for_the_optimal_schedule():
         assert cuts
         for coef, rhs in cuts:
             assert sum(a * true_mean[j] for j, a in coef.items()) >= rhs - 1e-9
+
+
+def test_shorter_max_len_filters_the_longer_list():
+    """job_patterns' memo: the list for a shorter max_len (filtered) equals a fresh enumeration."""
+    for seed in range(4):
+        inst = generate("small", seed, n_jobs=(6, 6))
+        for j in range(len(inst.jobs)):
+            long = em.job_patterns(inst, j, 30)
+            short = em.job_patterns(inst, j, 3)
+            fresh = em.job_patterns(generate("small", seed, n_jobs=(6, 6)), j, 3)
+            assert {(p.duration, p.use) for p in short} == {(p.duration, p.use) for p in fresh}
+            assert len(short) <= len(long)
+
+
+def test_exact_refuses_a_scan_longer_than_half_the_time_left():
+    """6 servers and D <= 6 (about 18,000 placements) with 2 s: not enumerated, the best
+    heuristic schedule returned at once (time_limit)."""
+    inst = generate("small", 0, n_jobs=(4, 4), n_servers=6, max_chunks=6)
+    assert em.pattern_bound(inst, 20) * bounds.SCAN_PER_PLACEMENT > 1.0
+    res = solve(inst, "exact", time_limit=2.0)
+    assert res.status.value == "time_limit" and res.schedule is not None
+    assert res.info["stopped"].startswith("size:")
+    assert res.runtime_s < 3.0
+
+
+def test_job_patterns_stops_at_the_deadline():
+    inst = generate("small", 0, n_jobs=(4, 4), n_servers=6, max_chunks=6)
+    assert em.job_patterns(inst, 0, 50, Deadline(0.0)) is None
+    assert em.job_patterns(inst, 0, 50)  # nothing memoised by the stopped scan
