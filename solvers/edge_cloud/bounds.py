@@ -92,8 +92,33 @@ def serial_schedule(instance: Instance) -> Schedule:
 
 
 def trivial_bound(instance: Instance) -> float:
-    """``sum_j LB_j`` with ``LB_j`` = :func:`optsched.problems.edge_cloud.min_flow` (each job alone)."""
-    return float(sum(min_flow(instance, j) for j in range(len(instance.jobs))))
+    """``sum_j LB_j`` with ``LB_j`` = :func:`single_job_flow` (each job alone on empty servers)."""
+    return float(sum(single_job_flow(instance, j) for j in range(len(instance.jobs))))
+
+
+def single_job_flow(instance: Instance, j: int) -> int:
+    """The least flow ``c_j - a_j`` of job ``j`` alone on empty servers (exact for one job, so
+    ``>=`` :func:`optsched.problems.edge_cloud.min_flow`, which lets every worker start at the
+    earliest slot). A run starting at ``a_j + d`` may use, by (2i), only the servers with
+    ``Delta_js <= d``, its PS among them; with all their type-``u_j`` workers (at most ``D_j``) at
+    the distributed rate, or co-located on one of them at rate ``p^1`` ((2e), ``R^xi_j``), it lasts
+    ``ceil(R / N)`` slots; more workers never lengthen a run, so the minimum over ``d`` in the
+    job's delays is exact. O(S^2) per job."""
+    job = instance.jobs[j]
+    u, v = job.worker_type, job.ps_type
+    best = min_flow(instance, j)      # a valid bound; the loop below only raises it
+    exact = math.inf
+    for d in sorted(set(job.delay)):
+        ok = [s for s in range(instance.n_servers) if job.delay[s] <= d]
+        n = min(job.chunks, sum(instance.workers[s][u] for s in ok))
+        if n == 0 or not any(instance.ps[s][v] for s in ok):
+            continue
+        length = -(-job.required(0) // n)
+        for p in ok:
+            if instance.ps[p][v] and instance.workers[p][u]:
+                length = min(length, -(-job.required(1) // min(job.chunks, instance.workers[p][u])))
+        exact = min(exact, d + length - 1)
+    return max(best, int(exact))
 
 
 def column_estimate(instance: Instance, deadline: list[int], cap: float = MAX_COLUMNS) -> float:
@@ -567,5 +592,5 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
 
 __all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "PAIR_EVERY", "SECONDS_PER_COLUMN", "Lagrangian",
            "a_online_exact_oracle", "batch_lp_bound", "column_cost", "column_estimate", "exact",
-           "incumbent", "lagrangian", "lower_bound",
+           "incumbent", "lagrangian", "lower_bound", "single_job_flow",
            "price_column", "round_dual", "serial_schedule", "trivial_bound"]

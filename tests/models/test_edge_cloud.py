@@ -241,6 +241,23 @@ def test_exact_stopped_early_is_never_worse_than_its_heuristics():
     assert trivial_bound(inst) <= res.lower_bound <= res.objective + 1e-6
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_single_job_flow_is_the_optimum_of_the_job_alone(seed):
+    """single_job_flow (the per-job term of the trivial bound) equals brute force on every job of
+    a tiny and a small instance taken alone, and is never below min_flow."""
+    from dataclasses import replace
+
+    from optsched.problems.edge_cloud import min_flow
+    from optsched.solvers.edge_cloud.bounds import single_job_flow
+
+    for inst in (generate("tiny", seed), generate("small", seed, n_jobs=3)):
+        for j, job in enumerate(inst.jobs):
+            alone = replace(inst, jobs=(job,))
+            _, ub = incumbent(alone)
+            assert single_job_flow(alone, 0) == brute.brute_force(alone, ub) >= min_flow(alone, 0)
+            assert single_job_flow(inst, j) == single_job_flow(alone, 0)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_lower_bound_between_trivial_and_optimum(seed):
     inst = generate("small", seed)
