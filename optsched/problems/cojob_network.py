@@ -276,21 +276,12 @@ def _sequence(value, where: str, kind: type | None = None) -> tuple:
     return value
 
 
-def _float(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """``as_float`` that also names an int beyond the float range (OverflowError before)."""
-    try:
-        return as_float(value, where, min=min, positive=positive)
-    except OverflowError:
-        raise InvalidInstance(f"{where}: must be finite, got an integer beyond the float "
-                              f"range") from None
+_float = as_float
 
 
 def _value(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
     """A finite number (not bool) within ``MAX_VALUE``."""
-    x = _float(value, where, min=min, positive=positive)
-    if x > MAX_VALUE:
-        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
-    return x
+    return as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE)
 
 
 def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 
 
-def fail(where: str, message: str, error: type[ValueError] = InvalidInstance):
+def fail(where: str, message: str, error: type[ValueError] = InvalidInstance) -> NoReturn:
     """Raise ``error`` with the message ``"where: message"``."""
     raise error(f"{where}: {message}")
 
@@ -125,30 +125,73 @@ def as_list(value: Any, where: str, *, length: int | None = None, nonempty: bool
     return value
 
 
-def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None) -> int:
+def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None,
+           limit: str = "") -> int:
+    """An integer: bool is not one; numpy integers and integral floats are. ``limit`` (a
+    ``MAX_*`` name) is named in the message of ``max``; huge literals are shortened.
+
+    >>> as_int(10**40, "instance.horizon", min=1, max=10**6, limit="MAX_HORIZON")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.horizon: must be <= 1000000 (MAX_HORIZON), got 100000...(41 digits)
+    """
+    if isinstance(value, np.integer) or isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        else:
-            fail(where, f"must be an integer, got {value!r}")
+        fail(where, f"must be an integer, got {value!r}")
     if min is not None and value < min:
-        fail(where, f"must be >= {min}, got {value}")
+        fail(where, f"must be >= {min}, got {short(value)}")
     if max is not None and value > max:
-        fail(where, f"must be <= {max}, got {value}")
+        fail(where, f"must be <= {max}{f' ({limit})' if limit else ''}, got {short(value)}")
     return value
 
 
-def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
+def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False,
+             max_value: float | None = None, min_positive: float | None = None) -> float:
+    """A finite real number: bool is not one; numpy numbers are. With ``max_value`` (a family's
+    MAX_VALUE) at most that in magnitude, and with ``min_positive`` (its MIN_POSITIVE) 0 or at
+    least that in magnitude (at least that when ``positive``). An integer literal beyond the float
+    range is named, never an OverflowError.
+
+    >>> as_float(10**400, "instance.jobs[0].weight")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.jobs[0].weight: must be finite, got an integer beyond the float range
+    >>> as_float(1e300, "instance.jobs[0].weight", max_value=1e9)
+    Traceback (most recent call last):
+    ...
+    optsched.errors.InvalidInstance: instance.jobs[0].weight: must be <= 1e+09 (MAX_VALUE), got 1e+300
+    """
+    if isinstance(value, np.integer):
+        value = int(value)
+    elif isinstance(value, np.floating):
+        value = float(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         fail(where, f"must be a number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        fail(where, f"must be finite, got {value}")
-    if positive and value <= 0:
-        fail(where, f"must be > 0, got {value:g}")
-    if min is not None and value < min:
-        fail(where, f"must be >= {min:g}, got {value:g}")
-    return value
+    if isinstance(value, int) and max_value is not None and abs(value) > max_value:
+        fail(where, f"must be <= {max_value:g} (MAX_VALUE), got {short(value)}")
+    try:
+        x = float(value)
+    except OverflowError:
+        fail(where, "must be finite, got an integer beyond the float range")
+    if not math.isfinite(x):
+        fail(where, f"must be finite, got {x}")
+    if positive and x <= 0:
+        fail(where, f"must be > 0, got {x:g}")
+    if min is not None and x < min:
+        fail(where, f"must be >= {min:g}, got {x:g}")
+    if max_value is not None and abs(x) > max_value:
+        fail(where, f"must be <= {max_value:g} (MAX_VALUE), got {x:g}")
+    if min_positive is not None and x != 0 and abs(x) < min_positive:
+        fail(where, f"must be {'' if positive else '0 or '}>= {min_positive:g} (MIN_POSITIVE), "
+                    f"got {x:g}")
+    return x
+
+
+def short(value: int) -> str:
+    """An integer for a message, kept short (a huge literal by its first digits and length)."""
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:6]}...({len(text)} digits)"
 
 
 def check_index(value: int, size: int, where: str) -> int:

@@ -213,28 +213,14 @@ def _sequence(value: Any, where: str) -> tuple:
 
 
 def _real(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """A finite real number (not bool) within MAX_VALUE in magnitude and, when nonzero, at least
-    MIN_POSITIVE; an integer literal beyond the float range is named, not an OverflowError."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) > MAX_VALUE:
-        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {_show(int(value))}")
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, int, float)):
-        value = float(value)  # numpy scalars
-    x = as_float(value, where, min=min, positive=positive)
-    if abs(x) > MAX_VALUE:
-        fail(where, f"must be <= {MAX_VALUE:g} (MAX_VALUE), got {x:g}")
-    if x != 0 and abs(x) < MIN_POSITIVE:
-        fail(where, f"must be 0 or >= {MIN_POSITIVE:g} (MIN_POSITIVE), got {x:g}")
-    return x
+    """:func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE."""
+    return as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE,
+                    min_positive=MIN_POSITIVE)
 
 
 def _count(value: Any, where: str, limit: int, name: str) -> int:
     """A positive integer (not bool; numpy integers are) of at most ``limit`` (the constant ``name``)."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        value = int(value)  # numpy integers
-    count = as_int(value, where, min=1)
-    if count > limit:
-        fail(where, f"must be <= {limit} ({name}), got {_show(count)}")
-    return count
+    return as_int(value, where, min=1, max=limit, limit=name)
 
 
 def _checked_job(job: Job, where: str, n_gpus: int) -> Job:

@@ -140,13 +140,13 @@ def _tiny_doc() -> dict:
 @pytest.mark.parametrize("field, value, message", [
     ("rounds", 10**9, r"instance.jobs\[0\].rounds: must be <= 200000 \(MAX_TASKS\)"),
     ("tasks_per_round", 10**15, r"instance.jobs\[0\].tasks_per_round: must be <= 200000"),
-    ("rounds", 1e300, r"instance.jobs\[0\].rounds: must be <= 200000 \(MAX_TASKS\), got an integer"),
+    ("rounds", 1e300, r"instance.jobs\[0\].rounds: must be <= 200000 \(MAX_TASKS\), got 100000\.\.\."),
     ("weight", 1e308, r"instance.jobs\[0\].weight: must be <= 1e\+12 \(MAX_VALUE\)"),
-    ("arrival", 10**400, r"instance.jobs\[0\].arrival: must be <= 1e\+12 \(MAX_VALUE\), got an integer"),
+    ("arrival", 10**400, r"instance.jobs\[0\].arrival: must be <= 1e\+12 \(MAX_VALUE\), got 100000\.\.\."),
     ("arrival", math.inf, r"instance.jobs\[0\].arrival: must be finite"),
     ("weight", math.nan, r"instance.jobs\[0\].weight: must be finite"),
     ("rounds", True, r"instance.jobs\[0\].rounds: must be an integer, got True"),
-    ("weight", 1e-300, r"instance.jobs\[0\].weight: must be 0 or >= 1e-12 \(MIN_POSITIVE\)"),
+    ("weight", 1e-300, r"instance.jobs\[0\].weight: must be >= 1e-12 \(MIN_POSITIVE\)"),
 ])
 def test_huge_or_invalid_values_are_refused_at_load(field, value, message):
     """Issue 15: rounds = 1e9 made even verify enumerate tasks; 1e308 values overflowed; integers
