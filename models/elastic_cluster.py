@@ -28,14 +28,16 @@
   (``Instance.cap_limit``, verify's ``at_most``) and M8 is exact for verify's ``covers`` (see
   :func:`ps_cut`), so the model is never stricter than the checker.
 - :func:`build_batch` — the per-round problem (7) / (16): max sum w_j over jobs finished by tau.
+- :func:`build_busy_lp` — the mean-busy-time LP of ``lower_bound`` (ours; Goemans' inequalities
+  are added as cuts by the solver).
 - :func:`enumerate_columns`, :func:`build_packing`, :func:`build_packing_dual` — the
   compact-exponential packing ILP (8) / (17), its LP relaxation, and the dual (9) / (18), with the
   single-job schedules Gamma_j enumerated explicitly (tiny instances; digest Sec. 3.4).
 
 This module builds models and reads schedules from them; it never solves or simulates (the
 heuristics that give :func:`safe_horizon` its cost, the solves and the column-generation loop live
-in ``optsched.solvers.elastic_cluster``). :func:`offline_size` estimates the size of
-:func:`build_offline`'s model before building it, so a method can tell whether it fits its time.
+in ``optsched.solvers.elastic_cluster``). :func:`pattern_bound` and :func:`exact_size` size
+:func:`build_exact`'s model before it is built, so a method can tell whether it fits its time.
 """
 
 from __future__ import annotations
@@ -122,22 +124,6 @@ def model_configs(inst: Instance, j: int, max_len: float) -> list:
 
 
 # ----------------------------------------------------------------------------------- the MILPs
-
-
-def offline_size(inst: Instance, horizon: int) -> dict[str, int]:
-    """The size of :func:`build_offline`'s model on slots 1..``horizon``, counted without building
-    it: ``binaries`` (X_{j kappa t}, exact), ``run_terms`` (sum over X of its duration: each X
-    appears in the running set of every slot it covers) and ``terms``, an upper bound on the
-    linear terms of all constraints, dominated by M11 (one row per job, server, resource and
-    running slot, holding the whole running set) and M13 (one row per resource and slot)."""
-    binaries = run_terms = 0
-    for j, job in enumerate(inst.jobs):
-        for c in model_configs(inst, j, horizon - job.arrival + 1):
-            starts = max(0, horizon - c[4] + 2 - job.arrival)
-            binaries += starts
-            run_terms += starts * c[4]
-    per_x = inst.n_servers * inst.n_res + inst.n_res + 1
-    return {"binaries": binaries, "run_terms": run_terms, "terms": per_x * run_terms + binaries}
 
 
 def build_offline(inst: Instance, horizon: int) -> pyo.ConcreteModel:
@@ -527,7 +513,7 @@ def set_start(model: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> i
     has no such pattern; its job is left unset (HiGHS completes a partial start, or drops it), and
     servers of a class are first permuted so that the lead job's placement is sorted. Every X is
     set (0 or 1) for the jobs that are set."""
-    plans = _permuted(inst, model.pat, schedule.plans)
+    plans = _permuted(inst, schedule.plans)
     chosen = {}
     for j, plan in enumerate(plans):
         use = _use(inst, plan.worker_type, plan.ps_type, plan.workers, plan.ps).ravel()
@@ -542,7 +528,7 @@ def set_start(model: pyo.ConcreteModel, inst: Instance, schedule: Schedule) -> i
     return len(chosen)
 
 
-def _permuted(inst: Instance, pats, plans) -> list[Plan]:
+def _permuted(inst: Instance, plans) -> list[Plan]:
     """``plans`` with identical servers renumbered so that the lead job's use rows are sorted
     (the order :func:`exact_patterns` keeps)."""
     classes = server_classes(inst)

@@ -128,7 +128,7 @@ def test_permuted_plans_verify_at_the_same_cost():
     inst = generate("small", 0, n_jobs=(6, 6))
     inst = dataclasses.replace(inst, capacity=(inst.capacity[0],) * 2)
     best, upper = bounds._incumbent(inst, NEVER)
-    plans = em._permuted(inst, None, best.plans)
+    plans = em._permuted(inst, best.plans)
     assert verify(inst, type(best)(tuple(plans))) == upper
 
 
