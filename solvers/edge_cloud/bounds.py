@@ -103,22 +103,22 @@ def single_job_flow(instance: Instance, j: int) -> int:
     ``Delta_js <= d``, its PS among them; with all their type-``u_j`` workers (at most ``D_j``) at
     the distributed rate, or co-located on one of them at rate ``p^1`` ((2e), ``R^xi_j``), it lasts
     ``ceil(R / N)`` slots; more workers never lengthen a run, so the minimum over ``d`` in the
-    job's delays is exact. O(S^2) per job."""
+    job's delays is exact. Servers sorted by delay, prefix sums: O(S log S) per job."""
     job = instance.jobs[j]
-    u, v = job.worker_type, job.ps_type
-    best = min_flow(instance, j)      # a valid bound; the loop below only raises it
-    exact = math.inf
-    for d in sorted(set(job.delay)):
-        ok = [s for s in range(instance.n_servers) if job.delay[s] <= d]
-        n = min(job.chunks, sum(instance.workers[s][u] for s in ok))
-        if n == 0 or not any(instance.ps[s][v] for s in ok):
-            continue
-        length = -(-job.required(0) // n)
-        for p in ok:
-            if instance.ps[p][v] and instance.workers[p][u]:
-                length = min(length, -(-job.required(1) // min(job.chunks, instance.workers[p][u])))
-        exact = min(exact, d + length - 1)
-    return max(best, int(exact))
+    order = np.argsort(np.asarray(job.delay), kind="stable")
+    delay = np.asarray(job.delay)[order]
+    w = instance.W[order, job.worker_type]
+    p = instance.P[order, job.ps_type]
+    last = np.r_[delay[1:] != delay[:-1], True]          # the last server of each delay value
+    n = np.minimum(job.chunks, np.cumsum(w))
+    has_ps = np.cumsum(p > 0) > 0
+    ok = (n > 0) & has_ps & last
+    length = -(-job.required(0) // np.maximum(n, 1))
+    co = np.where((p > 0) & (w > 0), -(-job.required(1) // np.maximum(np.minimum(job.chunks, w), 1)),
+                  np.iinfo(np.int64).max)
+    length = np.minimum(length, np.minimum.accumulate(co))
+    exact = int((delay + length - 1)[ok].min())
+    return max(min_flow(instance, j), exact)
 
 
 def column_estimate(instance: Instance, deadline: list[int], cap: float = MAX_COLUMNS) -> float:
@@ -133,6 +133,18 @@ def column_estimate(instance: Instance, deadline: list[int], cap: float = MAX_CO
         if total > cap:
             break
     return total
+
+
+def _placements_exceed(instance: Instance, cap: float) -> bool:
+    """True when the jobs' placements alone (one start each) number more than ``cap``."""
+    from optsched.models.edge_cloud import placement_count
+
+    total = 0.0
+    for j in range(len(instance.jobs)):
+        total += placement_count(instance, j, cap)
+        if total > cap:
+            return True
+    return False
 
 
 def _too_big(size: float, per_unit: float, deadline: Deadline, what: str = "columns") -> str | None:
@@ -427,6 +439,10 @@ def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     value or the reason. The heuristics and the Lagrangian are charged to ``deadline``.
     """
     info: dict[str, Any] = {}
+    if _placements_exceed(instance, MAX_COLUMNS):   # paper scale: no heuristics run for nothing
+        bound = trivial_bound(instance)
+        info.update(trivial=bound, lp=f"skipped: more than {MAX_COLUMNS} placements")
+        return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
     _, _, bound, kept = _reduced_columns(instance, deadline, info)
     if kept is None:
         info["lp"] = f"skipped: {info['skipped']}"
