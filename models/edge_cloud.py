@@ -195,8 +195,8 @@ def placements(instance: Instance, j: int) -> list[Run]:
     Placement ``A`` dominates ``B`` when both put the PS on the same server, ``A`` uses at most
     ``B``'s workers on every server, is ready no later and is no longer: any schedule running ``B``
     from slot ``h`` stays feasible, and ends no later, with ``A`` from ``h``. Dominated placements
-    are dropped (vectorised pairwise test). Exponential in the servers: callers bound the count
-    first (:func:`placement_count`)."""
+    are dropped (pairwise test, O(n^2 S) time, O(n S) memory). Exponential in the servers: callers
+    bound the count first (:func:`placement_count`)."""
     job = instance.jobs[j]
     servers = [s for s in range(instance.n_servers) if instance.workers[s][job.worker_type]]
     caps = [min(job.chunks, instance.workers[s][job.worker_type]) for s in servers]
@@ -217,10 +217,10 @@ def placements(instance: Instance, j: int) -> list[Run]:
             runs.append(Run(ready, ready + length - 1, p,
                             tuple((s, int(k)) for s, k in zip(servers, vec) if k)))
     a = np.array(rows, dtype=np.int64)
-    # dom[x, y]: x dominates y (same PS, ready/length/every worker count <=, not identical)
-    le = (a[:, None, 1:] <= a[None, :, 1:]).all(axis=2) & (a[:, None, 0] == a[None, :, 0])
-    dom = le & ~(a[:, None, :] == a[None, :, :]).all(axis=2)
-    return [run for run, dominated in zip(runs, dom.any(axis=0)) if not dominated]
+    dominated = np.zeros(len(a), dtype=bool)
+    for x in a:   # x dominates y: same PS, ready/length/every worker count <=, not identical
+        dominated |= (a[:, 0] == x[0]) & (x[1:] <= a[:, 1:]).all(axis=1) & (x != a).any(axis=1)
+    return [run for run, out in zip(runs, dominated) if not out]
 
 
 def placement_count(instance: Instance, j: int, cap: float = math.inf) -> float:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 #: Columns (job x placement x start) above which the configuration model is not enumerated (the
 #: estimate :func:`column_estimate` is checked first; paper scale is far above it).
 MAX_COLUMNS = 400_000
+#: Placements of one job (before dominance) above which the model is not enumerated.
+MAX_PLACEMENTS = 5_000
 #: Seconds per kept column to build :func:`~optsched.models.edge_cloud.build_pattern` with Pyomo
 #: and hand it to HiGHS (measured on the project's 2-core machine); a model whose estimate exceeds
 #: the time left is not built.
@@ -129,7 +131,10 @@ def column_estimate(instance: Instance, deadline: list[int], cap: float = MAX_CO
     total = 0.0
     for j in range(len(instance.jobs)):
         starts = max(0, deadline[j] - earliest_start(instance, j) + 1)
-        total += starts * placement_count(instance, j, cap)
+        count = placement_count(instance, j, cap)
+        if count > MAX_PLACEMENTS:   # the dominance test is quadratic in a job's placements
+            return math.inf
+        total += starts * count
         if total > cap:
             break
     return total
@@ -365,7 +370,8 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     info["horizon"] = max(dl)
     estimate = column_estimate(instance, dl)
     if estimate > MAX_COLUMNS:
-        info["skipped"] = f"more than {MAX_COLUMNS} columns (job x placement x start)"
+        info["skipped"] = (f"more than {MAX_COLUMNS} columns (job x placement x start) or "
+                           f"{MAX_PLACEMENTS} placements of one job")
         return sched, ub, bound, None
     columns = run_columns(instance, dl)
     lag = lagrangian(instance, columns, ub, deadline=deadline)
@@ -606,7 +612,7 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "PAIR_EVERY", "SECONDS_PER_COLUMN", "Lagrangian",
+__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY", "SECONDS_PER_COLUMN", "Lagrangian",
            "a_online_exact_oracle", "batch_lp_bound", "column_cost", "column_estimate", "exact",
            "incumbent", "lagrangian", "lower_bound", "single_job_flow",
            "price_column", "round_dual", "serial_schedule", "trivial_bound"]
