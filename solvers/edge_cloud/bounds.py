@@ -35,8 +35,9 @@ MAX_COLUMNS = 400_000
 #: Placements of one job (before dominance) above which the model is not enumerated.
 MAX_PLACEMENTS = 5_000
 #: Seconds per kept column to build :func:`~optsched.models.edge_cloud.build_pattern` with Pyomo
-#: and hand it to HiGHS (measured on the project's 2-core machine); a model whose estimate exceeds
-#: the time left is not built.
+#: and hand it to HiGHS (measured on the project's 2-core machine at load 5: 6.5e-5 s build +
+#: 9e-5 s hand-off wall per column, 7e-5 s CPU; x2.5 for heavier load); a model whose estimate
+#: exceeds the time left is not built.
 SECONDS_PER_COLUMN = 4e-4
 #: Subgradient iterations of :func:`lagrangian` (it stops earlier once the bound proves the
 #: incumbent optimal, the step has vanished or the deadline has passed).
