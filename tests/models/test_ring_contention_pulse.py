@@ -154,3 +154,19 @@ def test_exact_proves_twenty_jobs():
     assert r.status is SolveStatus.OPTIMAL
     assert r.objective == max(completion_times(inst, Schedule(r.schedule.starts,
                                                               r.schedule.placements)))
+
+
+def test_stage_one_at_the_lower_bound():
+    """_at_bound: where OPT = LB_area (12-job seed 0: 20) it returns the optimum; where OPT > LB
+    (seed 1: LB 19, OPT 20 by exact_reach's run) it proves infeasibility and raises the bound."""
+    mix = (1, 1, 1, 2, 2, 4) * 2
+    found = generate("small", 0, sizes=mix)
+    lb = max(rm.simple_lower_bound(found).values())
+    out, bound = rc._at_bound(found, lb, Deadline.after(120), 0, {})
+    assert out is not None and out.status is SolveStatus.OPTIMAL and bound == lb
+    assert verify(found, out.schedule) == lb
+    none = generate("small", 1, sizes=mix)
+    lb = max(rm.simple_lower_bound(none).values())
+    out, bound = rc._at_bound(none, lb, Deadline.after(120), 0, {})
+    assert out is None and bound == lb + 1
+    assert solve(none, "exact", time_limit=120).objective >= bound
