@@ -183,13 +183,14 @@ def lagrangian(instance: Instance, columns: list["Column"], upper_bound: float, 
     For multipliers ``lam >= 0`` on the capacity rows, ``L(lam) = sum_j min_{k of j} (c_k + lam
     A_k) - lam b`` is a lower bound on (2), and every schedule that runs column ``k`` has total flow
     ``>= L(lam) + rc_k`` with ``rc_k = c_k + lam A_k - min_{k' of j} (c_k' + lam A_k') >= 0``: a
-    column with ``L + rc_k > UB`` is in no schedule better than a known one (reduced-cost fixing,
+    column with ``L + rc_k > UB - 1`` is in no schedule better than one of flow ``UB`` (flows are
+    integers; reduced-cost fixing,
     valid for any ``lam``, so for an early stop too). Every tenth step, jobs are placed one at a
-    time (in the order of the start, then of the end, of their Lagrangian columns) on the column
+    time (in the order of the start, then of the flow time, of their Lagrangian columns) on the column
     of least ``c_k + lam A_k`` that fits the capacity left, improved by single-job moves (every
     :data:`PAIR_EVERY` steps also by pair moves, :func:`_improve`); the best of these schedules is
-    finally improved by pair moves and checked by :func:`verify`. Stops when ``UB - L < 1`` (flows are integers: the incumbent is optimal), after
-    ``iterations`` steps, or at ``deadline``."""
+    finally improved by pair moves and checked by :func:`verify`. Stops when ``UB - L < 1``
+    (the incumbent is optimal), after ``iterations`` steps, or at ``deadline``."""
     inc = _incidence(instance, columns)
     lam = np.zeros(len(inc.b))
     best, best_lam, step, stall = -math.inf, lam, 2.0, 0
@@ -269,7 +270,8 @@ def _incidence(instance: Instance, columns: list["Column"]) -> _Incidence:
     return _Incidence(A, A.T.tocsr(), A.tocsc(), np.array(caps, dtype=float), cost, first, starts, ends)
 
 
-def _greedy(inc: _Incidence, price: np.ndarray, order: np.ndarray, pairs: bool = False) -> dict[int, int] | None:
+def _greedy(inc: _Incidence, price: np.ndarray, order: np.ndarray,
+            pairs: bool = False) -> dict[int, int] | None:
     """Jobs in ``order``, each on its cheapest (by ``price``) column that fits the capacity left,
     then :func:`_improve` by single-job moves: ``{job: column}``, or None when some job has no
     column that fits."""
@@ -407,9 +409,10 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     returned (``info["incumbent"]``: "heuristic" or "lagrangian"), with status ``time_limit`` when
     the deadline stopped the solve. The lower bound is the largest of HiGHS' dual bound on the
     reduced model (valid for (2): every schedule it excludes is no better than the incumbent,
-    which it contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`, or when
-    the model cannot be built in the time left (:data:`SECONDS_PER_COLUMN`), no model is built
-    (``info["skipped"]``) and the incumbent is returned with status ``time_limit``.
+    which it contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`
+    columns or :data:`MAX_PLACEMENTS` placements of a job, or when the model cannot be built in the
+    time left (:data:`SECONDS_PER_COLUMN`), no model is built (``info["skipped"]``) and the
+    incumbent is returned with status ``time_limit``.
 
     Exact for :func:`~optsched.problems.edge_cloud.verify`'s semantics: every column's length is
     the least ``verify`` accepts (:func:`~optsched.models.edge_cloud.placements`).
@@ -613,7 +616,8 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY", "SECONDS_PER_COLUMN", "Lagrangian",
+__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY", "SECONDS_PER_COLUMN",
+           "Lagrangian",
            "a_online_exact_oracle", "batch_lp_bound", "column_cost", "column_estimate", "exact",
            "incumbent", "lagrangian", "lower_bound", "single_job_flow",
            "price_column", "round_dual", "serial_schedule", "trivial_bound"]
