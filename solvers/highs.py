@@ -70,7 +70,9 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     heuristic schedule) are given to HiGHS as a (possibly partial) starting solution; HiGHS checks
     it and completes it with a sub-MIP, so a wrong start costs time but never correctness.
     """
-    opt = Highs()
+    # fixed variables stay columns with equal bounds: as parameters, Pyomo would rewrite their
+    # rows at every solve(), and HiGHS drops a start given before such a change
+    opt = Highs(treat_fixed_vars_as_params=False)
     start = time.perf_counter()
     opt.set_instance(model)  # the Pyomo -> HiGHS hand-off; solve() below only checks for updates
     if warm_start:

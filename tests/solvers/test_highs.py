@@ -134,3 +134,17 @@ def test_a_solution_that_cannot_be_loaded_is_unknown_not_an_exception(monkeypatc
     rep = solve_model(knapsack())
     assert rep.status is SolveStatus.UNKNOWN and not rep.has_solution
     assert math.isinf(rep.objective) and "IndexError" in rep.info["load_error"]
+
+
+def test_warm_start_survives_a_fixed_variable_in_a_constraint():
+    """A fixed variable inside a row made Pyomo rewrite the row at solve() and HiGHS drop the
+    start (found by the cojob_network exact work)."""
+    m = knapsack(n=40, rows=3, seed=4)
+    m.z = pyo.Var(domain=pyo.Binary)
+    m.zc = pyo.Constraint(expr=m.x[0] + m.z <= 1)
+    m.z.fix(0)
+    best, values = _optimum(m)
+    for i, v in values.items():
+        m.x[i].value = v
+    rep = solve_model(m, warm_start=True, time_limit=1e-6)
+    assert rep.has_solution and rep.objective == pytest.approx(best)
