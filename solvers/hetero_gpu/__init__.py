@@ -32,6 +32,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from optsched import tolerance
 from optsched.deadline import Deadline
 from optsched.family import CompareSpec, Family
 from optsched.method import Method
@@ -125,7 +126,7 @@ def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, inf
 
 def _best_start(inst: Instance, deadline: Deadline, seed: int) -> tuple[Schedule, float, str]:
     """The best verified schedule of :data:`START_HEURISTICS` run within ``deadline`` (the first
-    always runs, so there is one): ``(schedule, cost, name)``."""
+    always runs, so there is one), improved by :func:`_improve`: ``(schedule, cost, name)``."""
     best: tuple[Schedule, float, str] | None = None
     for method, params in START_HEURISTICS:
         if best is not None and deadline.expired():
@@ -137,7 +138,33 @@ def _best_start(inst: Instance, deadline: Deadline, seed: int) -> tuple[Schedule
         if best is None or cost < best[1]:
             best = (out.schedule, cost, f"{method.__name__} {params}")
     assert best is not None, "hare always returns a schedule"
-    return best
+    return _improve(inst, *best, deadline)
+
+
+#: Line-12 rules :func:`_improve` re-runs Algorithm 1's list scheduling with.
+IMPROVE_RULES = (HareParams(), HareParams(gpu_choice="earliest_finish", tie="index"),
+                 HareParams(gpu_choice="earliest_start"))
+
+
+def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadline: Deadline,
+             rounds: int = 10) -> tuple[Schedule, float, str]:
+    """Re-run Algorithm 1's list scheduling (lines 4-18, :func:`list_schedule`) with x̂ = the
+    starts of the best schedule so far, under each rule of :data:`IMPROVE_RULES`, while that
+    improves the verified cost (at most ``rounds`` times, within ``deadline``)."""
+    for _ in range(rounds):
+        xhat = {t.key: t.start for t in schedule.runs}
+        found = False
+        for params in IMPROVE_RULES:
+            if deadline.expired():
+                return schedule, cost, name
+            other = list_schedule(inst, xhat, params)
+            value = verify(inst, other)
+            if value < cost and not tolerance.close(value, cost):
+                schedule, cost, found = other, value, True
+                name = name if name.endswith("+ list rescheduling") else f"{name} + list rescheduling"
+        if not found:
+            break
+    return schedule, cost, name
 
 
 def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Deadline,

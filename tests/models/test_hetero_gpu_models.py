@@ -160,3 +160,14 @@ def test_three_round_jobs_equal_brute_force(seed):
         model_value, verified = build(inst)
         assert verified == pytest.approx(opt, rel=1e-9, abs=0)
         assert model_value == pytest.approx(opt, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_list_rescheduling_never_worsens_the_start(seed):
+    """_improve keeps the best verified cost: never above the heuristic it starts from."""
+    inst = generate("hetero_gpu", "small", seed, max_tasks=16, n_jobs=(10, 10))
+    first = hs.hare(inst, hs.EXACT_START, deadline=Deadline.after(30)).schedule
+    cost = verify(inst, first)
+    sched, better, _ = hs._improve(inst, first, cost, "hare", Deadline.after(30))
+    assert verify(inst, sched) == pytest.approx(better, rel=1e-12)
+    assert better <= cost
