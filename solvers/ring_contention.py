@@ -2,8 +2,9 @@
 
 Methods
 -------
-exact        M1 time-indexed MILP (digest §3.3), horizon = best heuristic makespan, C >= the
-             ``lower_bound`` value (closed without the MILP when that bound meets the heuristic), gap 0.
+exact        M1 (digest §3.3) as a pulse (start, end) time-indexed MILP, horizon = best heuristic
+             makespan, warm-started from that schedule, C >= the closed-form bounds of §3.5
+             (closed without the MILP when they meet the heuristic), gap 0.
 lower_bound  max(LB_len, LB_area, LB_conf) and, on small instances, the dual bound of M3 (14)–(16)
              with contention-free durations (digest §3.5).
 sjf_bco      Algorithm 1: SJF order, bisection on theta_u in [1, T], kappa loop, FA-FFP (Alg. 2)
@@ -43,10 +44,11 @@ from optsched.tolerance import slack, slots_needed
 from optsched.workloads import ring_contention as _workloads
 
 BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
-#: exact skips M1 when its estimated size (start binaries x[j,c,t] + active binaries q[j,c,t])
-#: exceeds this many per second left (Pyomo builds and hands over ~this many variables a second,
-#: measured on the small preset; the solve needs the rest) — and always above EXACT_MAX_VARS.
-EXACT_VARS_PER_S = 20_000
+#: exact skips the pulse MILP when its estimated size (pulse binaries x[j,c,t,e], :func:`exact_size`)
+#: exceeds this many per second left (Pyomo builds and hands over ~3,000 a CPU-second, ~1,800 a
+#: wall-second at load 6-7, measured at 20-32 jobs of the small mix: the tail-energy rows are
+#: dense; the solve needs the rest) — and always above EXACT_MAX_VARS.
+EXACT_VARS_PER_S = 2_000
 EXACT_MAX_VARS = 2_000_000
 
 
@@ -381,10 +383,14 @@ def sjf_bco_search(inst: Instance, params: SjfBcoParams | None = None, *,
 
 def _outcome(inst: Instance, result: SearchResult, **info: Any) -> Outcome:
     """FEASIBLE with the best pass; TIME_LIMIT when the deadline stopped the search (schedule None
-    when no pass had finished); UNKNOWN when every pass failed. A makespan equal to the horizon is
-    feasible (verify accepts T_j <= T)."""
+    when no pass had finished); INFEASIBLE when every pass failed and no schedule can end by the
+    horizon (:func:`proven_infeasible`), UNKNOWN when every pass failed otherwise. A makespan equal
+    to the horizon is feasible (verify accepts T_j <= T)."""
     stopped = {"stopped": "deadline"} if result.stopped else {}
     if not _feasible(result.state, inst.horizon):
+        if not result.stopped and (why := proven_infeasible(inst)):
+            return Outcome(None, SolveStatus.INFEASIBLE, info={"infeasible": why,
+                                                               "passes": result.passes, **info})
         status = SolveStatus.TIME_LIMIT if result.stopped else SolveStatus.UNKNOWN
         return Outcome(None, status, info={"failed": not result.stopped, "passes": result.passes,
                                            **stopped, **info})
@@ -394,6 +400,18 @@ def _outcome(inst: Instance, result: SearchResult, **info: Any) -> Outcome:
     return Outcome(result.state.schedule(), status, info={
         "theta": result.theta, "kappa": result.kappa, "passes": result.passes,
         "avg_jct": sum(times) / len(times), **stopped, **info})
+
+
+def proven_infeasible(inst: Instance) -> str | None:
+    """Why no schedule ends by the horizon T, or None: a valid lower bound on the makespan
+    (LB_len, LB_area, LB_conf of digest §3.5) exceeds T (issue 15: a horizon too short is status
+    ``infeasible``, not a failed heuristic). Called only after every pass failed."""
+    from optsched.models.ring_contention import simple_lower_bound
+
+    name, bound = max(simple_lower_bound(inst).items(), key=lambda kv: kv[1])
+    if bound <= inst.horizon:
+        return None
+    return f"lower bound LB_{name} = {bound} > horizon T = {inst.horizon}: no schedule exists"
 
 
 def sjf_bco(inst: Instance, params: SjfBcoParams, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -498,18 +516,20 @@ RANDOM_ARRIVAL = BaselineParams(gpus="random", theta="horizon", order="arrival")
 # ----------------------------------------------------------------------------------------------
 
 def upper_bound_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[int, Schedule | None]:
-    """Best of SJF-BCO, FF and LS: the horizon H of M1 (digest §3.3 "Horizon").
+    """Best of SJF-BCO, FF, LS and a contention-free longest-first list schedule: the horizon H
+    of M1 (digest §3.3 "Horizon") and the MIP start of ``exact``.
 
     Each makespan is the checker's (``completion_times``), so H is the makespan of a schedule verify
     accepts and H >= OPT: M1's pruning to slots < H (and starts with t + rho^min <= H) keeps an
-    optimum. A schedule verify rejects is skipped; with none, H = the instance horizon T. The three
+    optimum. A schedule verify rejects is skipped; with none, H = the instance horizon T. The
     searches are charged to ``deadline`` (a search stopped early still gives a valid H).
     """
     best: tuple[int, Schedule | None] = (inst.horizon, None)
     runs: list[Callable[[], Outcome]] = [
         lambda: sjf_bco(inst, SjfBcoParams(), deadline=deadline),
         lambda: baseline(inst, FIRST_FIT, deadline=deadline),
-        lambda: baseline(inst, LIST_SCHEDULING, deadline=deadline)]
+        lambda: baseline(inst, LIST_SCHEDULING, deadline=deadline),
+        lambda: _longest_first(inst, deadline)]
     for run in runs:
         if deadline.expired() and best[1] is not None:
             break
@@ -523,6 +543,28 @@ def upper_bound_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[in
         if m < best[0] or best[1] is None:
             best = (m, out.schedule)
     return best
+
+
+LIST_MAX_VECTORS = 20_000  # _longest_first only when a job's placement enumeration is this small
+
+
+def _longest_first(inst: Instance, deadline: Deadline) -> Outcome:
+    """The contention-free list schedule of the CP-SAT model's hint (longest solo duration first,
+    one-server rings where they fit, split rings never overlapping; verified by its caller). At
+    12-24 jobs of the small mix it is 3-6 slots shorter than SJF-BCO/FF/LS on most seeds, so the
+    MILP's horizon, and its size, shrink. It enumerates product_s (min(O_s, G_j) + 1) vectors per
+    job: skipped (no schedule) above :data:`LIST_MAX_VECTORS`, e.g. at paper scale."""
+    from optsched.solvers.cp import _common
+    from optsched.solvers.cp.ring_contention import _list_schedule
+
+    vectors = max(math.prod(min(cap, job.gpus) + 1 for cap in inst.servers) for job in inst.jobs)
+    if vectors > LIST_MAX_VECTORS:
+        return Outcome(None, SolveStatus.UNKNOWN, info={"skipped": f"{vectors} placement vectors"})
+    try:
+        found = _list_schedule(inst, deadline)
+    except _common.DeadlineReached:
+        return Outcome(None, SolveStatus.TIME_LIMIT)
+    return Outcome(None if found is None else found[0], SolveStatus.FEASIBLE)
 
 
 def run_finish(inst: Instance, schedule: Schedule) -> list[int]:
@@ -565,20 +607,29 @@ def count_placements(servers: Sequence[int], need: int) -> int:
 
 
 def exact_size(inst: Instance, horizon: int) -> int:
-    """Upper estimate of M1's binaries: x[j,c,t] and q[j,c,t] for every placement and slot."""
-    counts: dict[int, int] = {}
+    """Upper estimate of the pulse model's binaries x[j,c,t,e]: per job, its one-server
+    placements times ``horizon`` plus its split placements times ``horizon`` times the spread of
+    its split durations (counted, not enumerated, so paper-scale instances cost nothing here)."""
+    from optsched.models.ring_contention import duration
+
+    pmax = inst.max_contention
     total = 0
-    for job in inst.jobs:
-        if job.gpus not in counts:
-            counts[job.gpus] = count_placements(inst.servers, job.gpus)
-        total += 2 * counts[job.gpus] * horizon
+    for j, job in enumerate(inst.jobs):
+        one = sum(1 for cap in inst.servers if cap >= job.gpus)
+        split = count_placements(inst.servers, job.gpus) - one
+        if split > 0:
+            lo = max(inst.min_servers(j), 2)
+            spread = max(duration(inst, j, n, pmax) - duration(inst, j, n, 1) + 1
+                         for n in range(lo, inst.max_servers(j) + 1))
+            total += split * spread * horizon
+        total += one * horizon
     return total
 
 
 def _too_big(size: int, deadline: Deadline) -> str | None:
-    """Why M1 of ``size`` variables is not built (None: build it)."""
+    """Why the MILP of ``size`` pulse variables is not built (None: build it)."""
     if size > EXACT_MAX_VARS:
-        return f"M1 of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
+        return f"the MILP of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
     left = deadline.remaining()
     if left is None or size <= EXACT_VARS_PER_S * left:
         return None
@@ -587,22 +638,28 @@ def _too_big(size: int, deadline: Deadline) -> str | None:
 
 
 def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Optimal makespan by M1 (gap 0) with H = best heuristic makespan and C >= ``lower_bound``
-    (M3's theta* on small instances). Outcome lower bound = max(MILP dual bound, that bound).
+    """Optimal makespan by the pulse MILP (:func:`~optsched.models.ring_contention.build_exact`,
+    gap 0) with H = best heuristic makespan, C >= max(LB_len, LB_area, LB_conf) (digest §3.5),
+    and the heuristic's schedule as HiGHS's MIP start. Outcome lower bound = max(MILP dual bound,
+    that bound); the schedule returned is never worse than the heuristic's. Stage 1
+    (:func:`_at_bound`, up to :data:`AT_BOUND_SHARE` of the time left) asks the same model for a
+    schedule of makespan = that bound, and raises the bound by one when there is none. M3's theta* is not
+    used: at 12-16 jobs it took 19-60 s for a bound no better than LB_area, which the model's
+    tail-energy rows already imply.
 
     Everything is charged to ``deadline``: the heuristics behind H (:func:`upper_bound_schedule`,
-    at most half of the time), M3, building M1 and its solve. M1 is not built when its size
-    (:func:`exact_size`, counted before any placement is enumerated) cannot be built in the time
-    left or exceeds :data:`EXACT_MAX_VARS` (``info["skipped"]``): the heuristic's schedule is
-    returned with status ``time_limit``; so is it when HiGHS finds nothing.
+    at most half of the time), building the MILP and its solve. The MILP is not built when its
+    size (:func:`exact_size`, counted before any placement is enumerated) cannot be built in the
+    time left or exceeds :data:`EXACT_MAX_VARS` (``info["skipped"]``): the heuristic's schedule is
+    returned with status ``time_limit``; so is it when HiGHS finds nothing better.
     """
     from optsched.models import ring_contention as rm
 
+    if (why := proven_infeasible(inst)) is not None:  # no model can end by T: say so at once
+        return Outcome(None, SolveStatus.INFEASIBLE, None, {"infeasible": why})
     ub, incumbent = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
     lb = max(max(rm.simple_lower_bound(inst).values()), 1)
     info: dict[str, Any] = {"horizon": ub}
-    if lb < ub and not deadline.expired():  # M3 only when the simple bounds do not already close it
-        lb = max(int(lower_bound(inst, deadline=deadline, seed=seed).lower_bound or 0), lb)
     if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
         return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
                        {**info, "closed_by": "lower bound"}, model_objective=float(ub))
@@ -612,11 +669,61 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         return Outcome(incumbent, SolveStatus.TIME_LIMIT, float(lb), {**info, "skipped": skipped})
     from optsched.solvers.highs import report_outcome, solve_model
 
+    at_bound, lb = _at_bound(inst, lb, deadline.within(deadline.limit(AT_BOUND_SHARE)), seed, info)
+    if at_bound is not None:
+        return at_bound
+    if lb >= ub and incumbent is not None:
+        return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
+                       {**info, "closed_by": "lower bound"}, model_objective=float(ub))
     model = rm.build_exact(inst, ub, lower_bound=lb)
-    rep = solve_model(model, deadline=deadline, seed=seed)
+    if incumbent is not None:
+        rm.set_start(model, inst, incumbent)
+    rep = solve_model(model, deadline=deadline, seed=seed, warm_start=incumbent is not None)
     info.update(n_vars=model.nvariables(), n_constraints=model.nconstraints())
-    return report_outcome(rep, lambda: rm.extract_schedule(inst, model), lower_bound=float(lb),
-                          fallback=incumbent, info=info)
+    out = report_outcome(rep, lambda: rm.extract_schedule(inst, model), lower_bound=float(lb),
+                         fallback=incumbent, info=info)
+    return _not_worse(inst, out, incumbent, ub)
+
+
+AT_BOUND_SHARE = 0.4  # share of exact's time for the feasibility MILP at H = the lower bound
+
+
+def _at_bound(inst: Instance, lb: int, deadline: Deadline, seed: int,
+              info: dict[str, Any]) -> tuple[Outcome | None, int]:
+    """Stage 1 of ``exact``: the pulse MILP with H = C = ``lb`` (the area/length bound), a pure
+    feasibility problem with few pulses and tight tail-energy rows. On the small mix the optimum
+    equals LB_area on most instances, and this finds it faster than the full model at H = the
+    heuristic makespan; when it proves infeasibility, ``lb + 1`` is a valid bound for stage 2.
+    Returns (the optimal Outcome or None, the bound for stage 2)."""
+    from optsched.models import ring_contention as rm
+    from optsched.solvers.highs import report_outcome, solve_model
+
+    if deadline.expired() or _too_big(exact_size(inst, lb), deadline) is not None:
+        return None, lb
+    model = rm.build_exact(inst, lb, lower_bound=lb)
+    rep = solve_model(model, deadline=deadline, seed=seed)
+    info["at_bound"] = {"horizon": lb, "status": rep.status.value}
+    if rep.status is SolveStatus.OPTIMAL:
+        out = report_outcome(rep, lambda: rm.extract_schedule(inst, model), lower_bound=float(lb),
+                             info={**info, "n_vars": model.nvariables(),
+                                   "n_constraints": model.nconstraints()})
+        return out, lb
+    return None, lb + 1 if rep.status is SolveStatus.INFEASIBLE else lb
+
+
+def _not_worse(inst: Instance, out: Outcome, incumbent: Schedule | None, ub: int) -> Outcome:
+    """``out``, or the heuristic's schedule (makespan ``ub``) when ``out``'s verifies worse or not
+    at all (status ``time_limit`` / ``feasible``, the MILP's bound kept)."""
+    if incumbent is None or out.schedule is None or out.schedule is incumbent:
+        return out
+    try:
+        value: float = max(completion_times(inst, out.schedule))
+    except InfeasibleSchedule:
+        value = math.inf
+    if value <= ub:
+        return out
+    status = SolveStatus.TIME_LIMIT if out.status is SolveStatus.TIME_LIMIT else SolveStatus.FEASIBLE
+    return Outcome(incumbent, status, out.lower_bound, {**out.info, "incumbent": "heuristic"})
 
 
 def budget_bound(inst: Instance, deadline: Deadline = NEVER,
@@ -636,7 +743,8 @@ def budget_bound(inst: Instance, deadline: Deadline = NEVER,
 def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """max(LB_len, LB_area, LB_conf), and M3's dual bound when |J| * N <= BUDGET_MAX_VARS.
 
-    Status (the rule of :class:`~optsched.result.Outcome`): OPTIMAL when the bound is computed to
+    Status (the rule of :class:`~optsched.result.Outcome`): INFEASIBLE when the bound exceeds the
+    horizon T (no schedule exists; the bound is still reported); OPTIMAL when it is computed to
     its end (M3 solved to its optimum, or only the closed-form bounds apply because the instance is
     too big for M3); TIME_LIMIT when the deadline stopped M3 (its dual bound so far is still valid)
     or M3 did not run because the deadline had passed or ended without a proven optimum.
@@ -660,6 +768,8 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
                 status = SolveStatus.TIME_LIMIT
     else:
         info["m3"] = f"skipped: |J| N = {len(inst.jobs) * inst.n_gpus} > BUDGET_MAX_VARS"
+    if value > inst.horizon:  # the bound exceeds T: no schedule exists (the bound is kept)
+        status, info["infeasible"] = SolveStatus.INFEASIBLE, f"bound {value:g} > horizon T"
     return Outcome(None, status, float(value), info)
 
 
@@ -686,7 +796,7 @@ def theorem5_bound(inst: Instance) -> float:
 
 
 METHODS = (
-    Method("exact", "exact", exact, description="M1 time-indexed MILP with contention levels, C >= lower_bound, gap 0"),
+    Method("exact", "exact", exact, description="pulse (start, end) time-indexed MILP with contention levels, warm start, C >= area/length bounds, gap 0"),
     cp_method("ring_contention"),
     Method("lower_bound", "bound", lower_bound,
            description="max(length, area, conflict) bounds and M3 (14)-(16) dual bound when small"),

@@ -414,3 +414,18 @@ def test_schedule_json_round_trip_keeps_validation(two):
     doc["jobs"][0]["start"] = 2.5
     with pytest.raises(InvalidInstance, match=r"^schedule.jobs\[0\].start: must be an integer"):
         schedule_from_dict(doc, FAMILY)
+
+
+def test_exact_and_lower_bound_say_infeasible_when_the_bound_exceeds_the_horizon():
+    """Found by the property above: with T = 1, exact's stage 1 built the model at H = the lower
+    bound (> T) and returned a schedule past the horizon; lower_bound said optimal."""
+    from optsched.problems.ring_contention import Instance, Job
+
+    inst = Instance(servers=(1, 3), jobs=(Job(2, 60, 0.05, 1, 0.0, 0.01), Job(2, 3, 0.0, 1, 0.0, 0.05),
+                                          Job(1, 60, 0.01, 1, 0.0, 0.05)),
+                    bw_inter=1.0, bw_intra=10.0, reduce_speed=50.0, alpha=0.0, xi1=0.5, xi2=0.01,
+                    horizon=1)
+    for name in ("exact", "lower_bound"):
+        res = solve(inst, name, time_limit=2)
+        assert res.status is SolveStatus.INFEASIBLE and res.schedule is None, name
+    assert solve(inst, "lower_bound").lower_bound > inst.horizon
