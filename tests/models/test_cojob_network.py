@@ -186,3 +186,18 @@ def test_event_warm_start_reaches_highs(seed):
     rep = solve_model(model, warm_start=True, time_limit=1e-6)
     assert rep.has_solution and rep.objective == pytest.approx(lp.objective, rel=1e-6)
     assert lp.objective <= res.objective + 1e-6
+
+
+def test_event_milp_extracts_a_flow_lost_in_the_solver_tolerance():
+    """Found by the robust property: flows of 1e-6 bytes came back with no bytes in any interval
+    (solver noise) and the extraction raised; they are now sent in their own completion interval."""
+    from optsched.problems.cojob_network import Cojob, Instance, Job
+    from optsched.registry import solve
+
+    tiny = ((0, 0, 1e-06), (1, 0, 0.5))
+    inst = Instance(machines=2, cojobs=(
+        Cojob(2.0, (1, 3, 4), (Job(3, ((0, 1, 0.001), (1, 0, 0.5), (1, 1, 0.5)), 0.0),
+                              Job(3, tiny + ((1, 1, 3.0),), 0.0))),
+        Cojob(7.5, (3,), (Job(1, tiny + ((1, 1, 1.0),), 0.0),))), capacity=1.0)
+    res = solve(inst, "exact", time_limit=20)
+    assert res.status.value == "optimal" and res.objective == pytest.approx(49.5)
