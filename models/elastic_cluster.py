@@ -428,7 +428,7 @@ def exact_patterns(inst: Instance, last: list[int]) -> dict[int, list[Pattern]]:
     weight (then lowest index) keeps only patterns sorted on every class of identical servers
     (:func:`server_classes`): any schedule becomes one of these by permuting identical servers,
     which keeps its cost and feasibility."""
-    out = {j: job_patterns(inst, j, last[j] - job.arrival + 1) for j, job in enumerate(inst.jobs)}
+    out = {j: job_patterns(inst, j, last[j] - job.arrival + 1) or [] for j, job in enumerate(inst.jobs)}
     classes = server_classes(inst)
     if classes and inst.jobs:
         lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))

@@ -154,8 +154,9 @@ def _pulses(inst: Instance, P: dict, nsv: dict, levels: dict, horizon: int) -> d
     """Every (j, c, t, e) with e <= ``horizon``: e - t = duration(j, 1) on one server; on n >= 2
     servers from duration(j, n, 1) to duration(j, n, p_max), p_max the top contention level of
     the servers c uses (phi does not increase with p, so no run is shorter or longer)."""
-    out = {}
+    out: dict[tuple[int, int, int, int], None] = {}
     for (j, c), n in nsv.items():
+        spans: range | list[int]
         if n == 1:
             spans = [duration(inst, j, 1)]
         else:
@@ -253,7 +254,7 @@ def _tail_energy(inst: Instance, m: pyo.ConcreteModel, horizon: int, lower_bound
 def _identical_jobs(inst: Instance, m: pyo.ConcreteModel) -> None:
     """Jobs with identical data start in index order (swapping two of them maps schedules to
     schedules with the same makespan)."""
-    start = {j: [] for j in m.P}
+    start: dict[int, list] = {j: [] for j in m.P}
     for (j, c, t, e) in m.X:
         start[j].append(t * m.x[j, c, t, e])
     for j, k in _identical_pairs(inst):

@@ -100,7 +100,8 @@ def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
 
     A model objective (``Outcome.model_objective``) that disagrees with the checker's is a model
     bug: the status is demoted from ``optimal`` to ``feasible`` and ``info["model_objective_agrees"]``
-    is False, so no ratio ever divides by it.
+    is False, so no ratio ever divides by it. A lower bound above the verified objective is no
+    bound: it is dropped (``info["bound_dropped"]`` says why) and ``optimal`` is demoted.
     """
     info: dict[str, Any] = {"seed": seed, **outcome.info}
     if entry.params is not None:
@@ -121,7 +122,14 @@ def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
                 info["demoted"] = f"model objective {model_obj:.10g} != verify {objective:.10g}"
     elif status is SolveStatus.FEASIBLE:
         status = SolveStatus.UNKNOWN
-    return Result(status=status, objective=objective, lower_bound=outcome.lower_bound,
+    bound = outcome.lower_bound
+    if bound is not None and not tolerance.at_most(bound, objective):
+        # a "lower bound" above a schedule verify accepts is no bound: a model bug, reported
+        info["bound_dropped"] = f"lower bound {bound:.10g} > verified objective {objective:.10g}"
+        bound = None
+        if status is SolveStatus.OPTIMAL:
+            status = SolveStatus.FEASIBLE
+    return Result(status=status, objective=objective, lower_bound=bound,
                   runtime_s=runtime, method=entry.name, guarantee=entry.guarantee_on(instance),
                   schedule=outcome.schedule, info=info)
 

@@ -210,7 +210,7 @@ def portfolio_row(base: dict, rows: list[dict]) -> dict:
              and (r.get("checks") or {}).get("verified")]
     bounds = [r["lower_bound"] for r in rows if r.get("lower_bound") is not None]
     best, bound = min(found, default=None), max(bounds, default=None)
-    agree = all(close(v, best) for v in proven.values()) if proven else None
+    agree = all(close(v, best) for v in proven.values()) if proven and best is not None else None
     opt, by = None, sorted(proven)
     if proven and agree:
         opt = best
@@ -260,6 +260,8 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
     lb = _finite(result.lower_bound)
     checks = dict.fromkeys(CHECKS)
     checks["verified"] = True if result.schedule is not None else None
+    if "bound_dropped" in result.info:  # the method's bound exceeded its own verified schedule
+        checks["lb_le_opt"] = False
     if entry.kind == "exact":
         agrees = result.info.get("model_objective_agrees")
         checks["model_agrees"] = agrees

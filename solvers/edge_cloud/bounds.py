@@ -256,11 +256,15 @@ def _incidence(instance: Instance, columns: list["Column"]) -> _Incidence:
     for r, (cell, entries) in enumerate(wc.items()):
         caps.append(instance.workers[cell[0]][cell[1]])
         for k, n in entries:
-            rows.append(r), cols.append(k), vals.append(n)
+            rows.append(r)
+            cols.append(k)
+            vals.append(n)
     for r, (cell, entries) in enumerate(pc.items(), start=len(wc)):
         caps.append(instance.ps[cell[0]][cell[1]])
         for k in entries:
-            rows.append(r), cols.append(k), vals.append(1)
+            rows.append(r)
+            cols.append(k)
+            vals.append(1)
     A = sparse.csr_matrix((vals, (rows, cols)), shape=(len(caps), len(columns)), dtype=float)
     jobs = np.array([col.job for col in columns])
     starts = np.searchsorted(jobs, np.arange(len(instance.jobs)))

@@ -18,17 +18,20 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optsched.deadline import MIN_SLICE, NEVER, Deadline
 import numpy as np
 
+from optsched.deadline import MIN_SLICE, NEVER, Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.aonline import COMPACT, a_online
 from optsched.solvers.elastic_cluster.baselines import FifoParams, drf, fifo
 from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
+
+if TYPE_CHECKING:
+    from optsched.models.elastic_cluster import Pattern
 
 #: Seconds to build the exact model with Pyomo (fixed + per linear term of
 #: ``exact_size(...)["terms"]``) and to hand it to HiGHS (Pyomo's translation runs before HiGHS'
@@ -201,12 +204,14 @@ def _list_schedule(inst: Instance, pats: dict, order: list[int]) -> tuple[float,
     load = np.zeros((span + 1, cap.size))
     plans, cost = {}, 0.0
     for j in order:
-        a, best = inst.jobs[j].arrival, None
+        a = inst.jobs[j].arrival
+        best: tuple[int, Pattern] | None = None
         for pat in pats[j]:
             fits = (load + np.array(pat.use) <= cap).all(axis=1)
             t = _first_run(fits, a, pat.duration)
             if best is None or t + pat.duration < best[0] + best[1].duration:
                 best = (t, pat)
+        assert best is not None  # every job has a pattern (checked when pats was built)
         t, pat = best
         load[t:t + pat.duration] += np.array(pat.use)
         w, p, q, n, d = pat.config
@@ -357,10 +362,10 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
         fastest.append(sub.duration)
     areas = min_areas(inst, deadline)
     fluid = None if areas is None else resource_bound(inst, fastest, areas=areas)
-    if fluid is None:
+    if fluid is None or areas is None:
         return Outcome(None, SolveStatus.TIME_LIMIT, value, {
             "alone": value, "stopped": "deadline: before the resource bound"})
-    info = {"alone": value, "resource": float(fluid)}
+    info: dict[str, Any] = {"alone": value, "resource": float(fluid)}
     lp = busy_time_lp(inst, fastest, areas, deadline)
     if lp is not None:
         info.update({"busy_lp": lp[0], "busy_lp_cuts": lp[1], "busy_lp_converged": lp[2]})

@@ -311,3 +311,23 @@ def test_cli_process_refuses_a_billion_rounds_at_once():
 def test_broken_corpus_size():
     assert len(json.loads((BROKEN / "expected.json").read_text())) >= 45
     assert len(json.loads((BROKEN / "schedules" / "expected.json").read_text())) >= 30
+
+
+def test_a_bound_above_a_verified_schedule_is_dropped_not_reported():
+    """Found by the property above (open model bug, see the issue-14 closing note): the big-M
+    model's objective and bound on this instance (times from 1/12 to 1e4, one GPU) are 50026969.6
+    while a schedule of 50020252.9 verifies (CP-SAT proves it optimal). The registry never
+    reports such a bound, and never 'optimal' with it."""
+    from optsched.problems.hetero_gpu import Instance, Job
+
+    inst = Instance(gpus=("speed3",), jobs=(
+        Job(arrival=50.0, weight=5.0, rounds=1, tasks_per_round=1, train_time=(1 / 12,),
+            sync_time=(0.5,)),
+        Job(arrival=10000.0, weight=5000.0, rounds=2, tasks_per_round=3, train_time=(1 / 3,),
+            sync_time=(1.0,))))
+    res = solve(inst, "exact", time_limit=10)
+    assert res.lower_bound is None or res.lower_bound <= res.objective * (1 + 1e-6)
+    if "bound_dropped" in res.info:
+        assert res.status is not SolveStatus.OPTIMAL
+    cp = solve(inst, "exact_cp", time_limit=10)
+    assert cp.status is SolveStatus.OPTIMAL and res.objective >= cp.objective * (1 - 1e-9)
