@@ -136,6 +136,8 @@ def test_ratios_help_shows_the_real_defaults(capsys):
         assert all(f"{n} {f.ratio_seeds}" in text for n, f in families().items())
     if len(presets) == 1:
         assert f"(default: {presets.pop()} for every family)" in text
+    else:
+        assert all(f"{n} {f.ratio_preset}" in text for n, f in families().items())
     assert f"default: {DEFAULT_TIME_LIMIT:g};" in text
     assert "default: every family" in text
 
