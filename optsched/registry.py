@@ -110,7 +110,9 @@ def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
     status = outcome.status
     if outcome.schedule is not None:
         check = entry.verify or family_of(instance).verify
+        started = time.perf_counter()
         objective = float(check(instance, outcome.schedule))
+        info["verify_s"] = time.perf_counter() - started  # the checker's time, not the method's
         model_obj = outcome.model_objective
         if model_obj is None:  # TRANSITION: exact functions that still report it in info
             model_obj = info.get("model_objective")

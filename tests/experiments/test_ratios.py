@@ -137,7 +137,8 @@ def test_bad_schedule_is_a_violation_not_swallowed(hetero):
     table = format_table(rows)
     line = next(ln for ln in table.splitlines() if ln.startswith(f"{FAMILY}  ") and " hare " in ln)
     assert line.split()[-4] == "2"                   # viol column
-    assert "VIOLATIONS" in table and "hetero_gpu/hare tiny seed 0: InfeasibleSchedule" in table
+    preset = bad[0]["preset"]
+    assert "VIOLATIONS" in table and f"hetero_gpu/hare {preset} seed 0: InfeasibleSchedule" in table
 
 
 def test_ratio_above_guarantee_is_marked(hetero):
