@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,6 +30,17 @@ def label(holds: list[bool]) -> str:
     if all(holds):
         return "reproduced"
     return "reading-dependent" if any(holds) else "refuted under every reading"
+
+
+def write(claims: list[dict], out: Path, started: float) -> None:
+    """Write one family's ``claims`` to ``out`` (what :func:`render` reads) and print them."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(claims, indent=1, ensure_ascii=False) + "\n")
+    for c in claims:
+        print(f"[{c['verdict']}] {c['claim']}")
+        for reading, measured in c["readings"].items():
+            print(f"    {reading}: {measured}")
+    print(f"wrote {out} in {time.perf_counter() - started:.0f} s")
 
 
 def load() -> list[tuple[str, dict]]:

@@ -25,12 +25,11 @@ Usage:  python benchmarks/claims_edge_cloud.py [--tiny 10] [--paper 3]
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
-from claims import label
+from claims import label, write
 from optsched import generate, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,13 +105,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     claims = [ratio_claim(args.tiny)] + paper_claims(args.paper)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(claims, indent=1, ensure_ascii=False) + "\n")
-    for c in claims:
-        print(f"[{c['verdict']}] {c['claim']}")
-        for k, v in c["readings"].items():
-            print(f"    {k}: {v}")
-    print(f"wrote {OUT.relative_to(ROOT)} in {time.perf_counter() - t0:.0f} s")
+    write(claims, OUT, t0)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,10 @@ Usage:  python benchmarks/claims_hetero_gpu.py [--seeds 3]
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
-from claims import label
+from claims import label, write
 from optsched import generate, load_instance, solve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,13 +158,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     claims = small_claims(args.tiny_seeds) + paper_claims(args.seeds) + [low_heterogeneity()]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(claims, indent=1, ensure_ascii=False) + "\n")
-    for c in claims:
-        print(f"[{c['verdict']}] {c['claim']}")
-        for k, v in c["readings"].items():
-            print(f"    {k}: {v}")
-    print(f"wrote {OUT.relative_to(ROOT)} in {time.perf_counter() - t0:.0f} s")
+    write(claims, OUT, t0)
 
 
 if __name__ == "__main__":

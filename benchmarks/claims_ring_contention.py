@@ -26,13 +26,12 @@ Usage:  python benchmarks/claims_ring_contention.py [--tiny 15] [--paper 2]
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
 import time
 from pathlib import Path
 
-from claims import label
+from claims import label, write
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import average_jct, completion_times
@@ -239,13 +238,7 @@ def main() -> None:
     t0 = time.perf_counter()
     tiny = [generate("tiny", s) for s in range(args.tiny)]
     claims = [*lemmas(tiny), theorem5(tiny), fig4(args.paper)]
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(claims, indent=1) + "\n")
-    for c in claims:
-        print(f"[{c['verdict']}] {c['claim']}")
-        for k, v in c["readings"].items():
-            print(f"    {k}: {v}")
-    print(f"wrote {OUT} in {time.perf_counter() - t0:.0f} s")
+    write(claims, OUT, t0)
 
 
 if __name__ == "__main__":

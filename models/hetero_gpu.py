@@ -181,6 +181,20 @@ def gpu_classes(inst: Instance) -> list[list[int]]:
     return list(classes.values())
 
 
+def _horizon_and_deadlines(inst: Instance, upper_bound: float | None,
+                           unit: float) -> tuple[float, list[float] | None]:
+    """The horizon and the deadlines d_n of :func:`deadlines` of ``inst`` (already divided by
+    ``unit``) for a feasible cost ``upper_bound`` in original units (None: the trivial horizon,
+    no deadlines). Each d_n gets the checker's slack, keeping the optimum inside despite float
+    rounding (error ~ ulp(UB) / w_n)."""
+    horizon = trivial_horizon(inst)
+    if upper_bound is None:
+        return horizon, None
+    ub = upper_bound / unit
+    dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(inst, ub), inst.jobs)]
+    return min(horizon, max(dl)), dl
+
+
 def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.ConcreteModel:
     """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3). Continuous time, no discretisation.
 
@@ -222,13 +236,7 @@ def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.Concret
     """
     unit = time_unit(inst)
     inst = normalised(inst, unit)
-    horizon = trivial_horizon(inst)
-    dl = None
-    if upper_bound is not None:
-        ub = upper_bound / unit
-        # keep the optimum inside despite float rounding in d_n (error ~ ulp(UB) / w_n)
-        dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(inst, ub), inst.jobs)]
-        horizon = min(horizon, max(dl))
+    horizon, dl = _horizon_and_deadlines(inst, upper_bound, unit)
     m = _base(inst, horizon, dl)
     est, lst = task_windows(inst, dl, horizon)
     for i in inst.tasks:
@@ -518,12 +526,7 @@ def time_indexed_windows(inst: Instance, upper_bound: float | None) -> tuple[flo
     if grid is None or trivial_horizon(inst) / grid > MAX_SLOTS:  # more slots than variables allowed
         return None
     g_inst = normalised(inst, grid)
-    horizon = trivial_horizon(g_inst)
-    dl = None
-    if upper_bound is not None:
-        ub = upper_bound / grid
-        dl = [d + tolerance.slack(ub / j.weight) for d, j in zip(deadlines(g_inst, ub), g_inst.jobs)]
-        horizon = min(horizon, max(dl))
+    horizon, dl = _horizon_and_deadlines(g_inst, upper_bound, grid)
     est, lst = task_windows(g_inst, dl, horizon)
     return grid, {i: round(e) for i, e in est.items()}, {i: math.floor(v) for i, v in lst.items()}
 

@@ -555,13 +555,13 @@ def _longest_first(inst: Instance, deadline: Deadline) -> Outcome:
     MILP's horizon, and its size, shrink. It enumerates product_s (min(O_s, G_j) + 1) vectors per
     job: skipped (no schedule) above :data:`LIST_MAX_VECTORS`, e.g. at paper scale."""
     from optsched.solvers.cp import _common
-    from optsched.solvers.cp.ring_contention import _list_schedule
+    from optsched.solvers.cp.ring_contention import list_schedule
 
     vectors = max(math.prod(min(cap, job.gpus) + 1 for cap in inst.servers) for job in inst.jobs)
     if vectors > LIST_MAX_VECTORS:
         return Outcome(None, SolveStatus.UNKNOWN, info={"skipped": f"{vectors} placement vectors"})
     try:
-        found = _list_schedule(inst, deadline)
+        found = list_schedule(inst, deadline)
     except _common.DeadlineReached:
         return Outcome(None, SolveStatus.TIME_LIMIT)
     return Outcome(None if found is None else found[0], SolveStatus.FEASIBLE)

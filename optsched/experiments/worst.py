@@ -344,12 +344,16 @@ def _resizable(doc, ctx: Ctx, grow: bool):
     return out
 
 
+def _resizable_list(doc, ctx: Ctx, grow: bool):
+    """A random list of ``doc`` that may grow (``grow``) or shrink, or None."""
+    path = _pick(ctx.rng, _resizable(doc, ctx, grow=grow))
+    return None if path is None else _get(doc, path)
+
+
 def op_copy(doc, ctx: Ctx):
     """A list element (job, task, flow, server) copied to a random position."""
-    path = _pick(ctx.rng, _resizable(doc, ctx, grow=True))
-    if path is None:
+    if (items := _resizable_list(doc, ctx, grow=True)) is None:
         return None
-    items = _get(doc, path)
     item = _copy(items[int(ctx.rng.integers(len(items)))])
     items.insert(int(ctx.rng.integers(len(items) + 1)), item)
     return doc
@@ -357,10 +361,8 @@ def op_copy(doc, ctx: Ctx):
 
 def op_remove(doc, ctx: Ctx):
     """A list element removed."""
-    path = _pick(ctx.rng, _resizable(doc, ctx, grow=False))
-    if path is None:
+    if (items := _resizable_list(doc, ctx, grow=False)) is None:
         return None
-    items = _get(doc, path)
     del items[int(ctx.rng.integers(len(items)))]
     return doc
 

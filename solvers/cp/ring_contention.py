@@ -32,7 +32,7 @@ verified makespan of a proven optimum equals the model's.
 Symmetry breaking: jobs with identical parameters start in index order (swap their start and
 placement).
 
-Horizon: a contention-free list schedule (:func:`_list_schedule`, checked by ``verify``'s
+Horizon: a contention-free list schedule (:func:`list_schedule`, checked by ``verify``'s
 ``completion_times``) gives a feasible makespan ``U``; the model's slots stop at ``min(T, U)``
 (no optimum ends later) and the list schedule is the solver's hint.
 """
@@ -83,7 +83,7 @@ def count_placements(inst: Instance, j: int) -> int:
 def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Outcome:
     cp = cc.cp_model()
     inst = instance
-    hint = _list_schedule(inst, deadline)
+    hint = list_schedule(inst, deadline)
     keep["fallback"] = None if hint is None else hint[0]
     T = inst.horizon if hint is None else hint[1]  # no optimum ends after a feasible makespan
     S = inst.n_servers
@@ -209,7 +209,7 @@ def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Out
     return cc.finish(solver, status, has_solution, info, 1, extract)
 
 
-def _list_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, int] | None:
+def list_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, int] | None:
     """A feasible schedule without contention, and its makespan as ``verify`` computes it (None when
     it does not end by the horizon).
 

@@ -28,6 +28,8 @@ from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud.baselines import colocation_gap
 from optsched.workloads.edge_cloud import generate
 
+from tests.robust import every_method
+
 FAMILY = "edge_cloud"
 BROKEN = Path(__file__).parents[1] / "data" / FAMILY / "broken"
 COMM_HALF = 0.5 * 1000 * 3600 / 16  # grad_mb giving 2k/B = 0.5 slot at 1000 Mbps
@@ -73,16 +75,9 @@ def _warm():
 def test_every_method_runs_to_a_status(inst):
     opt = None
     results = {}
-    for m in methods(FAMILY):
-        start = time.perf_counter()
-        res = solve(inst, m.name, time_limit=2)
-        took = time.perf_counter() - start
+    for m, res in every_method(FAMILY, inst):
         results[m.name] = res
-        assert isinstance(res.status, SolveStatus), m.name
         assert res.status is not SolveStatus.INFEASIBLE, m.name  # every valid instance is feasible
-        assert took < 15, (m.name, took)      # 2 s limit; the machine is shared (load up to 10)
-        if res.schedule is not None:
-            assert math.isfinite(res.objective), m.name  # never "feasible, objective inf"
         if m.name in CO_LOCATING:
             gap = colocation_gap(inst, m.name)
             assert (res.status is SolveStatus.UNKNOWN) == (gap is not None), (m.name, res.info)
