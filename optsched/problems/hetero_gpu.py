@@ -15,7 +15,9 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 - objective: ``sum_n w_n C_n`` (absolute completion times, as the paper optimises).
 
 Tolerance (:mod:`optsched.tolerance`): a start may precede its arrival (4), its round's barrier (7)
-or the end of the previous compute on its GPU (8) by ``slack`` of that time (``at_least``).
+or the end of the previous compute on its GPU (8) by ``slack`` of that time (``at_least``). The
+tolerance decides acceptance only: :func:`verify` charges ``C_n`` of the exactly feasible re-timing
+(:func:`completion_times`), so slack added up along a chain never lowers the objective.
 
 Limits (issue 15): every instance and schedule is checked against the ``MAX_*`` constants below on
 construction, with a message naming the field and the constant, so no input makes verify or a method
@@ -366,6 +368,14 @@ def _show(value: Any) -> str:
 def verify(instance: Instance, schedule: Schedule) -> float:
     """Check constraints (4)–(8) of Hare_Sched and return ``sum_n w_n C_n``.
 
+    Tolerance decides acceptance, never the objective (docs/dev/family_contract.md, "Tolerance"):
+    (4), (7) and (8) accept a start up to ``slack`` early, and that slack would add up along a chain
+    of rounds or of tasks on one GPU (a schedule starting every task just early verified below the
+    proven optimum: 21.99992 against 22). So ``C_n`` (6) is taken from the earliest exactly feasible
+    re-timing of the schedule's decisions (:func:`completion_times`, :func:`_exact_starts`): equal
+    bit for bit to the schedule's own times when it is exactly feasible, never below them otherwise,
+    so the objective returned is always one an exactly feasible schedule achieves.
+
     Raises
     ------
     InfeasibleSchedule
@@ -392,8 +402,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         finish[n, r, k] = t.start + job.train_time[t.gpu] + job.sync_time[t.gpu]
     _check_barriers(instance, runs, finish)
     _check_gpu_overlap(instance, runs)
-    completion = [max(finish[n, r, k] for r in range(j.rounds) for k in range(j.tasks_per_round))
-                  for n, j in enumerate(instance.jobs)]  # (6)
+    completion = completion_times(instance, schedule)  # (6) on the exactly feasible re-timing
     return float(sum(j.weight * c for j, c in zip(instance.jobs, completion)))
 
 
@@ -409,12 +418,60 @@ def _check_resolution(instance: Instance, schedule: Schedule) -> None:
 
 
 def completion_times(instance: Instance, schedule: Schedule) -> list[float]:
-    """C_n of every job under ``schedule`` (no feasibility check)."""
+    """C_n (6) of every job, as :func:`verify` charges it: the latest finish ``x + T^c + T^s`` of
+    the job's tasks under the exactly feasible re-timing :func:`_exact_starts` (equal to the
+    schedule's own start times when it is exactly feasible). No feasibility check: a job without
+    runs gets 0.0, missing or duplicated tasks are re-timed as given."""
     out = [0.0] * len(instance.jobs)
-    for t in schedule.runs:
+    for t, x in zip(schedule.runs, _exact_starts(instance, schedule.runs)):
         job = instance.jobs[t.job]
-        out[t.job] = max(out[t.job], t.start + job.train_time[t.gpu] + job.sync_time[t.gpu])
+        out[t.job] = max(out[t.job], x + job.train_time[t.gpu] + job.sync_time[t.gpu])
     return out
+
+
+def _exact_starts(instance: Instance, runs: tuple[TaskRun, ...]) -> list[float]:
+    """The earliest exactly feasible re-timing of ``runs`` (same GPUs, same order), one start per run.
+
+    Runs are taken in the order of their start, ties by task (the order (8) is checked in), and
+    each starts at the max of its given start, its job's arrival (4), the latest repaired finish
+    ``x + T^c + T^s`` (6) of the previous round of its job (7) and the repaired compute end
+    ``x + T^c`` of the previous run on its GPU (8). Only ``max`` touches a start, so an exactly
+    feasible schedule keeps its times bit for bit, and no start moves earlier. Where the tolerance
+    let a task of round r+1 start before one of round r (only when T^c + T^s < slack), its order key
+    is lifted to the latest key of round r (:func:`_order_keys`), so the order respects (7).
+    O(tasks log tasks).
+    """
+    keys = _order_keys(runs)
+    round_end: dict[tuple[int, int], float] = {}
+    gpu_free: dict[int, float] = {}
+    out = [0.0] * len(runs)
+    for i in sorted(range(len(runs)), key=keys.__getitem__):
+        t = runs[i]
+        job = instance.jobs[t.job]
+        x = max(t.start, job.arrival, round_end.get((t.job, t.round - 1), job.arrival),
+                gpu_free.get(t.gpu, job.arrival))
+        out[i] = x
+        gpu_free[t.gpu] = x + job.train_time[t.gpu]
+        f = x + job.train_time[t.gpu] + job.sync_time[t.gpu]
+        round_end[t.job, t.round] = max(round_end.get((t.job, t.round), f), f)
+    return out
+
+
+def _order_keys(runs: tuple[TaskRun, ...]) -> list[tuple]:
+    """``(start, task)`` per run, the start lifted to the latest lifted start of the previous round
+    of its job: a linear extension of (7) that is the plain start order whenever every round starts
+    no earlier than its previous round (always, for a schedule within tolerance with T^c + T^s >
+    slack)."""
+    by_round: dict[tuple[int, int], list[int]] = {}
+    for i, t in enumerate(runs):
+        by_round.setdefault((t.job, t.round), []).append(i)
+    lifted = [t.start for t in runs]
+    for n, r in sorted(by_round):
+        floor = max((lifted[i] for i in by_round.get((n, r - 1), ())), default=None)
+        if floor is not None:
+            for i in by_round[n, r]:
+                lifted[i] = max(lifted[i], floor)
+    return [(x, t.key) for x, t in zip(lifted, runs)]
 
 
 def _runs_by_task(instance: Instance, schedule: Schedule) -> dict:

@@ -3,13 +3,18 @@
 import dataclasses
 
 import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 
 from optsched import InfeasibleSchedule, InvalidInstance, load_instance
 from optsched.io import instance_from_dict, schedule_from_dict
-from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun, verify
+from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun, completion_times, verify
+from optsched.registry import solve
 from optsched.tolerance import slack
+from optsched.workloads.hetero_gpu import generate
 
 from tests.conftest import DATA
+from tests.solvers.brute_hetero_gpu import brute_force
 
 
 @pytest.fixture
@@ -140,3 +145,98 @@ def test_schedule_constructor_checks_shape_and_types(runs, message):
     with pytest.raises(InvalidInstance, match=message):
         Schedule(runs)
     assert Schedule(list(feasible().runs)) == feasible()
+
+
+# -- tolerance decides acceptance, never the objective (issue 13 class) --------------------------
+
+def _raw_objective(inst, schedule):
+    """sum_n w_n C_n from the schedule's own starts (the formula verify used before the re-timing)."""
+    done = [0.0] * len(inst.jobs)
+    for t in schedule.runs:
+        job = inst.jobs[t.job]
+        done[t.job] = max(done[t.job], t.start + job.train_time[t.gpu] + job.sync_time[t.gpu])
+    return float(sum(j.weight * c for j, c in zip(inst.jobs, done)))
+
+
+def _early(inst, schedule, fractions, chain=True):
+    """``schedule`` with every start moved earlier within the tolerance, in start order: by
+    ``fraction * slack(floor')``, where ``floor'`` is the start's bound under (4), (7), (8) in the
+    already moved schedule, plus (``chain``) as much as that bound moved, so the slack adds up along
+    rounds and along each GPU. Without ``chain``: ``x - fraction * slack(x)``, independently."""
+    finish, gpu_end, runs = {}, {}, []
+    for t, u in zip(sorted(schedule.runs, key=lambda t: (t.start, t.key)), fractions):
+        job = inst.jobs[t.job]
+        bounds = [(job.arrival, job.arrival)] + [finish[t.job, t.round - 1, k] for k in
+                                                 range(job.tasks_per_round) if t.round > 0]
+        bounds += [gpu_end[t.gpu]] if t.gpu in gpu_end else []
+        floor, moved = max(b[0] for b in bounds), max(b[1] for b in bounds)
+        x = t.start - (floor - moved) - u * slack(moved) if chain else t.start - u * slack(t.start)
+        runs.append(dataclasses.replace(t, start=x))
+        tc, ts = job.train_time[t.gpu], job.sync_time[t.gpu]
+        finish[t.key] = (t.start + tc + ts, x + tc + ts)
+        gpu_end[t.gpu] = (t.start + tc, x + tc)
+    return Schedule(tuple(runs))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e6])
+def test_chain_started_early_within_tolerance_verifies_at_the_exact_optimum(scale):
+    """One GPU, one job of 3 rounds x 3 tasks (arrival 1, T^c 2, T^s 1, weight 2): OPT = 2 * 22.
+    Every task starts 0.9 slack before its bound, (4), (7), (8) accept each start, and the early
+    starts add up along the chain, so the schedule's own times give less than OPT; verify charges
+    the exactly feasible re-timing, which is OPT to the bit."""
+    inst = Instance(("g",), (Job(scale, 2.0, 3, 3, (2 * scale,), (scale,)),))
+    hare = solve(inst, "hare").schedule
+    early = _early(inst, hare, [0.9] * len(inst.tasks))
+    assert all(e.start < h.start for e, h in zip(early.runs, sorted(hare.runs, key=lambda t: t.start)))
+    opt = 44.0 * scale
+    assert _raw_objective(inst, early) < opt - 3 * slack(opt)  # the tolerance, added up 9 times
+    assert verify(inst, early) == opt
+    assert completion_times(inst, early) == [22.0 * scale]
+    assert brute_force(inst) == opt
+    exact = solve(inst, "exact", time_limit=60)
+    assert exact.status.value == "optimal" and exact.objective == pytest.approx(opt, rel=1e-9)
+
+
+def test_round_started_before_its_previous_round_is_retimed_after_it():
+    """T^c = 2e-7 < slack(10) = 1e-5: (7) accepts round 1 at 10 - 5e-6, before round 0 at 10
+    (and (8) accepts them on one GPU in that order). The re-timing runs round 1 after round 0 (its
+    order key lifted to round 0's), so C = 10 + 4e-7, the brute-force optimum, not 10 + 2e-7."""
+    inst = Instance(("g",), (Job(10.0, 1.0, 2, 1, (2e-7,), (0.0,)),))
+    sched = Schedule((TaskRun(0, 0, 0, 0, 10.0), TaskRun(0, 1, 0, 0, 10.0 - 5e-6)))
+    assert _raw_objective(inst, sched) == 10.0 + 2e-7
+    assert verify(inst, sched) == brute_force(inst) == 10.0 + 2e-7 + 2e-7
+
+
+SHIFT_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=list(HealthCheck))
+
+
+@SHIFT_SETTINGS
+@given(st.integers(0, 10**6), st.booleans(), st.data())
+def test_shifting_hare_earlier_within_tolerance_never_lowers_the_objective(seed, chain, data):
+    """Hare's list schedule moved earlier within the tolerance (independently or along chains),
+    when verify still accepts it, never verifies below the unshifted schedule."""
+    inst = generate("tiny", seed)
+    base = solve(inst, "hare").schedule
+    fractions = data.draw(st.lists(st.floats(0.0, 0.999), min_size=len(inst.tasks),
+                                   max_size=len(inst.tasks)))
+    shifted = _early(inst, base, fractions, chain)
+    try:
+        value = verify(inst, shifted)
+    except InfeasibleSchedule:
+        assume(False)
+    event(f"own times below: {_raw_objective(inst, shifted) < verify(inst, base)}")
+    assert value >= verify(inst, base) * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("method", ["hare", "hare_eft", "hare_est", "gavel_fifo", "srtf",
+                                    "sched_homo", "sched_allox", "exact"])
+@pytest.mark.parametrize("seed", range(3))
+def test_exactly_feasible_schedules_keep_their_objective_to_the_bit(method, seed):
+    """The re-timing of an exactly feasible schedule is the schedule itself: verify returns the
+    objective of its own start times, to the bit, and completion_times agrees."""
+    inst = generate("tiny", seed, max_tasks=6)
+    sched = solve(inst, method, time_limit=60).schedule
+    value = verify(inst, sched)
+    assert value == _raw_objective(inst, sched)
+    assert value == float(sum(j.weight * c for j, c in zip(inst.jobs, completion_times(inst, sched))))
