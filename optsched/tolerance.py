@@ -17,6 +17,12 @@ Policy
 * ``slots_needed(need, per_slot)``: the least integer ``d >= 0`` with ``covers(d * per_slot, need)``,
   computed with that very predicate, so a duration a model derives is exactly the shortest one the
   checker accepts (never one slot longer through float noise or a different rounding).
+* ``NOISE = 1e-9`` relative: the float-noise level of a computed schedule (a fluid simulator stops
+  a flow when ``1e-9`` of its bytes are left). A checker that charges accepted slack back into its
+  objective (cojob_network's ``verify``: overload and byte shortfall become a time scaling) charges
+  only what exceeds ``NOISE``, so an exactly computed objective is reported unchanged and the
+  uncharged part is a fixed ``~2 NOISE`` relative, far below ``close``'s ``REL``, that does not
+  add up along chains.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from __future__ import annotations
 import math
 
 REL = 1e-6
+#: Relative float-noise level a charge-back of accepted slack ignores (module docstring).
+NOISE = 1e-9
 
 
 def slack(y: float) -> float:
@@ -69,4 +77,4 @@ def slots_needed(need: float, per_slot: float) -> int:
     return d
 
 
-__all__ = ["REL", "at_least", "at_most", "close", "covers", "slack", "slots_needed"]
+__all__ = ["NOISE", "REL", "at_least", "at_most", "close", "covers", "slack", "slots_needed"]

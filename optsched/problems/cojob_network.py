@@ -34,7 +34,7 @@ from functools import cached_property
 import numpy as np
 
 from optsched.errors import InvalidInstance
-from optsched.tolerance import at_least, at_most, close, covers
+from optsched.tolerance import NOISE, at_least, at_most, close, covers
 from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, infeasible,
                                       readonly)
 
@@ -501,7 +501,9 @@ def _read_segment(row, where: str) -> Segment:
 
 
 def verify(instance: Instance, schedule: Schedule) -> float:
-    """Check the rate timeline against (O) and return ``sum_{g,k} (S_{g,k} - r_g)``.
+    """Check the rate timeline against (O) and return ``sum_{g,k} (lam * S_{g,k} - r_g)``, the
+    objective of an *exactly* feasible schedule derived from this one (``lam = 1`` unless the
+    schedule uses more than float-noise slack; see "Slack" below).
 
     Checks, in this order: rates non-negative (12) and ports within capacity (10)–(11) in every
     segment; every flow of every iteration the job runs delivers exactly its bytes (5); no flow sends
@@ -517,6 +519,34 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     Every time, start and rate must be a finite number (a NaN start compared false everywhere and
     silently disabled the barrier (8) and the releases (6)-(7)).
 
+    Slack: it is charged back, so it never lowers the objective below what an exactly feasible
+    schedule achieves (issue 13 class: each tolerance alone is small, but along a chain of
+    iterations and stages they added up; ``fig3.json``, proven optimum 26, verified at 25.99990709
+    with the old rule, ``tests/data/cojob_network/issue13_slack_chain_fig3.json``):
+
+    1. *Time slack becomes byte slack.* Time relations are evaluated exactly on effective times:
+       a segment that starts within the tolerance before the previous one ended counts from that
+       end; the stage start of (g, k) is ``t*_eff = max(max_j t*_{g,j,k}, S_{g,k-1})`` (``r_g``
+       for k = 1), the same for every job (8); bytes a flow sends before its release (computed from
+       ``t*_eff`` and the true completions) do not count towards (5). So the counted transmission
+       satisfies (6)–(9) exactly, and all that remains of a tolerated early start is a byte
+       shortfall.
+    2. *Rate and byte slack are charged by a time scaling.* Let ``a`` be the largest relative port
+       overload and ``b`` the largest relative shortfall of counted bytes (both >= 0, each at most
+       ``REL`` when accepted). Dividing every rate by ``1 + a`` and multiplying every time by
+       ``(1 + a) / (1 - b)`` gives a schedule that meets the capacities and every byte count
+       exactly, keeps every release, barrier and arrival (times only grow, by a factor >= 1), and
+       completes stage (g, k) by that factor times ``S_{g,k}``. The charged factor ignores float
+       noise: ``lam = (1 + a') / (1 - b')`` with ``a' = max(0, a - NOISE)`` and
+       ``b' = max(0, b - NOISE)``
+       (:data:`optsched.tolerance.NOISE` = 1e-9; simulated schedules have ``b <= ~1e-9``, the
+       simulator's byte cut-off, so their objective is the plain ``sum (S_{g,k} - r_g)``).
+
+    Bound: the returned ``sum (lam * S_{g,k} - r_g) >= OPT - 2.1 * NOISE * sum S_{g,k}`` (up to
+    float rounding of the sums), whatever the number of iterations, stages or segments, i.e.
+    ``>= OPT * (1 - 2.1e-9)`` offline (``r_g = 0``), far above ``OPT * (1 - REL)``. The charge
+    ``(lam - 1) sum S_{g,k}`` is at most ``~2 REL`` relative and 0 for an exactly feasible schedule.
+
     Raises
     ------
     InfeasibleSchedule
@@ -525,21 +555,24 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     _check_types(instance, schedule)
     _check_starts_shape(instance, schedule)
     _check_order(instance, schedule)
-    first, finish, sent = _integrate(instance, schedule)
-    stage_done = completion_times(instance, schedule, finish)
+    tl = _timeline(instance, schedule)
+    stage_done = completion_times(instance, schedule, tl.finish)
+    eff = _stage_starts(instance, schedule, stage_done)
+    short = 0.0
     for g, cojob in enumerate(instance.cojobs):
-        for j, job in enumerate(cojob.jobs):
-            _check_job(instance, schedule, g, j, first, finish, sent, stage_done)
-    return float(sum(s - instance.cojobs[g].arrival
-                     for g, row in enumerate(stage_done) for s in row))
+        for j in range(len(cojob.jobs)):
+            short = max(short, _check_job(instance, g, j, tl, eff, schedule))
+    lam = (1.0 + max(0.0, tl.overload - NOISE)) / (1.0 - max(0.0, short - NOISE))
+    plain = sum(s - instance.cojobs[g].arrival for g, row in enumerate(stage_done) for s in row)
+    charge = (lam - 1.0) * sum(s for row in stage_done for s in row)
+    return float(plain + charge)
 
 
 def stage_completion_times(instance: Instance, schedule: Schedule) -> list[list[float]]:
     """``S_{g,k}`` of a schedule (no feasibility check beyond what integrating the rates needs)."""
     _check_types(instance, schedule)
     _check_starts_shape(instance, schedule)
-    _, finish, _ = _integrate(instance, schedule)
-    return completion_times(instance, schedule, finish)
+    return completion_times(instance, schedule, _timeline(instance, schedule).finish)
 
 
 def completion_times(instance: Instance, schedule: Schedule, finish: dict) -> list[list[float]]:
@@ -602,11 +635,33 @@ def _check_starts_shape(instance: Instance, schedule: Schedule) -> None:
                     infeasible(f"(8) starts[{g}][{j}][{k}] is {t}, not a finite time")
 
 
+@dataclass
+class _Timeline:
+    """What :func:`_timeline` found, per flow instance ``(g, j, i, f)``: the first effective time
+    and segment with a positive rate, the last such end time, and the bytes sent; per segment the
+    effective start (clipped to the previous end); the largest relative port overload ``a``."""
+
+    first: dict
+    first_seg: dict
+    finish: dict
+    sent: dict
+    t0: list
+    overload: float
+
+
 def _integrate(instance: Instance, schedule: Schedule):
-    """Per flow instance: first time with positive rate, last such end time, bytes sent."""
-    first: dict[tuple[int, int, int, int], float] = {}
-    finish: dict[tuple[int, int, int, int], float] = {}
-    sent: dict[tuple[int, int, int, int], float] = {}
+    """Per flow instance: first effective time with positive rate, last such end time, bytes sent
+    (the :class:`_Timeline` fields ``first``, ``finish``, ``sent``; models/cojob_network.py reads
+    the completions)."""
+    tl = _timeline(instance, schedule)
+    return tl.first, tl.finish, tl.sent
+
+
+def _timeline(instance: Instance, schedule: Schedule) -> _Timeline:
+    """Integrate the rates over the effective segments ``[max(t0, previous end), t1)``: a segment
+    may start within the tolerance before the previous one ended (``at_least``), but the overlap
+    sends nothing, so no port carries two segments' rates at once (see :func:`verify`, 1.)."""
+    tl = _Timeline({}, {}, {}, {}, [], 0.0)
     last_end = 0.0
     for n, seg in enumerate(schedule.segments):
         if not (math.isfinite(seg.t0) and math.isfinite(seg.t1)):
@@ -614,7 +669,9 @@ def _integrate(instance: Instance, schedule: Schedule):
         if seg.t1 < seg.t0 or not at_least(seg.t0, last_end):
             infeasible(f"(12) segment {n} [{seg.t0:g}, {seg.t1:g}) is empty-negative or overlaps "
                         f"the previous one")
-        last_end = seg.t1
+        t0 = max(seg.t0, last_end)
+        tl.t0.append(t0)
+        last_end = max(last_end, seg.t1)
         port = np.zeros(instance.n_ports)
         for g, j, i, f, rate in seg.rates:
             s, d, _ = _flow(instance, g, j, i, f, n)
@@ -624,13 +681,28 @@ def _integrate(instance: Instance, schedule: Schedule):
                 infeasible(f"(12) flow ({g},{j},{i},{f}) has rate {rate:g} < 0 in segment {n}")
             port[s] += rate
             port[instance.machines + d] += rate
-            if rate > 0 and seg.t1 > seg.t0:
+            if rate > 0 and seg.t1 > t0:
                 key = (g, j, i, f)
-                first.setdefault(key, seg.t0)
-                finish[key] = seg.t1
-                sent[key] = sent.get(key, 0.0) + rate * (seg.t1 - seg.t0)
-        _check_ports(instance, port, seg)
-    return first, finish, sent
+                if key not in tl.first:
+                    tl.first[key], tl.first_seg[key] = t0, n
+                tl.finish[key] = seg.t1
+                tl.sent[key] = tl.sent.get(key, 0.0) + rate * (seg.t1 - t0)
+        tl.overload = max(tl.overload, _check_ports(instance, port, seg))
+    return tl
+
+
+def _sent_before(schedule: Schedule, tl: _Timeline, key: tuple, release: float) -> float:
+    """Bytes flow instance ``key`` sends before ``release`` (only called when it starts earlier,
+    within the tolerance, so the walk covers the few segments of that window)."""
+    out = 0.0
+    for n in range(tl.first_seg[key], len(schedule.segments)):
+        seg, t0 = schedule.segments[n], tl.t0[n]
+        if t0 >= release:
+            break
+        rate = next((x[4] for x in seg.rates if x[:4] == key), 0.0)
+        if rate > 0 and seg.t1 > t0:
+            out += rate * (min(seg.t1, release) - t0)
+    return out
 
 
 def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
@@ -645,40 +717,68 @@ def _flow(instance: Instance, g: int, j: int, i: int, f: int, n: int):
     return flow
 
 
-def _check_ports(instance: Instance, port: np.ndarray, seg: Segment) -> None:
+def _check_ports(instance: Instance, port: np.ndarray, seg: Segment) -> float:
+    """(10)–(11) within the tolerance; returns the relative overload ``max(0, load / cap - 1)``."""
+    if not len(port):
+        return 0.0
     p = int(np.argmax(port))
-    if not at_most(float(port[p]) / instance.capacity, 1.0):      # all ports have one capacity
+    use = float(port[p]) / instance.capacity
+    if not at_most(use, 1.0):                                      # all ports have one capacity
         eq = "(11)" if p < instance.machines else "(10)"
         kind = "ingress" if p < instance.machines else "egress"
         infeasible(f"{eq} {kind} port {p} at [{seg.t0:g}, {seg.t1:g}): load {port[p]:.9g} > "
                     f"capacity {instance.capacity:g}")
+    return max(0.0, use - 1.0)
 
 
-def _check_job(instance, schedule, g, j, first, finish, sent, stage_done) -> None:
+def _stage_starts(instance: Instance, schedule: Schedule, stage_done) -> list[list[float]]:
+    """(8)–(9) on the declared starts (within the tolerance) and the effective stage starts
+    ``t*_eff[g][k]`` (:func:`verify`, 1.)."""
+    out = []
+    for g, cojob in enumerate(instance.cojobs):
+        row = []
+        for k in range(cojob.n_stages):
+            row.append(max(_check_stage_start(instance, schedule, g, j, k, stage_done)
+                           for j in cojob.alive(k)))
+        out.append(row)
+    return out
+
+
+def _check_job(instance, g, j, tl: _Timeline, eff, schedule) -> float:
+    """(5)–(9) for job ``(g, j)`` on effective times (:func:`verify`, 1.); returns the largest
+    relative shortfall ``1 - counted / size`` of its flows (0 if none is short)."""
     cojob = instance.cojobs[g]
     job = cojob.jobs[j]
-    prev_done = None
+    prev_done, short = None, 0.0
     for k in range(job.stages):
-        start = schedule.starts[g][j][k]
-        _check_stage_start(instance, schedule, g, j, k, start, stage_done)
-        for i in range((cojob.iterations[k - 1] if k else 0) + 1, cojob.iterations[k] + 1):
-            release = (start if i == (cojob.iterations[k - 1] if k else 0) + 1 else prev_done)
-            release += job.compute
+        start = eff[g][k]
+        first_i = (cojob.iterations[k - 1] if k else 0) + 1
+        for i in range(first_i, cojob.iterations[k] + 1):
+            release = (start if i == first_i else prev_done) + job.compute
             for f, (_, _, size) in enumerate(job.flows):
                 key = (g, j, i, f)
-                got = sent.get(key, 0.0)
-                if not (covers(got / size, 1.0) and at_most(got / size, 1.0)):
-                    infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends {got:.9g} "
-                                f"of {size:g} bytes")
-                if not at_least(first[key], release):
-                    eq = "(6)-(7)" if i > (cojob.iterations[k - 1] if k else 0) + 1 else "(6)-(8)"
-                    infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
-                                f"{first[key]:g} before its release {release:g}")
-            prev_done = max(finish[g, j, i, f] for f in range(len(job.flows)))
+                got = tl.sent.get(key, 0.0)
+                counted = got
+                if key in tl.first and tl.first[key] < release:
+                    if not at_least(tl.first[key], release):
+                        eq = "(6)-(7)" if i > first_i else "(6)-(8)"
+                        infeasible(f"{eq} flow {f} of iteration {i} of job ({g},{j}) sends at "
+                                    f"{tl.first[key]:g} before its release {release:g}")
+                    counted = got - _sent_before(schedule, tl, key, release)
+                if not (covers(counted / size, 1.0) and at_most(got / size, 1.0)):
+                    early = f" after its release ({got:.9g} in all)" if counted != got else ""
+                    infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) sends "
+                                f"{counted:.9g} of {size:g} bytes{early}")
+                short = max(short, 1.0 - counted / size)
+            prev_done = max(tl.finish[g, j, i, f] for f in range(len(job.flows)))
+    return short
 
 
-def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
+def _check_stage_start(instance, schedule, g, j, k, stage_done) -> float:
+    """(8)–(9) for job ``j``'s declared ``t*`` within the tolerance; returns
+    ``max(t*_{g,j,k}, S_{g,k-1} or r_g)`` (the stage's ``t*_eff`` is the largest over its jobs)."""
     cojob = instance.cojobs[g]
+    start = schedule.starts[g][j][k]
     ref = cojob.alive(k)[0]
     other = schedule.starts[g][ref][k]
     if not close(start, other):
@@ -688,6 +788,7 @@ def _check_stage_start(instance, schedule, g, j, k, start, stage_done) -> None:
         eq = "(8)" if k else "(9)"
         infeasible(f"{eq} cojob {g} stage {k + 1}: job {j} starts at {start:g} before "
                     f"{'S_{g,k-1}' if k else 'arrival'} = {earliest:g}")
+    return max(earliest, start)
 
 
 
