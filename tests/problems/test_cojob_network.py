@@ -284,15 +284,22 @@ def test_release_slack_is_converted_to_bytes():
 
 
 def test_early_stage_start_counts_from_the_barrier(data):
-    """(8) within the tolerance: stage 2 of cojob A declared 1e-7 before S_{A,1} = 2 and sent from
-    there. The stage starts at t*_eff = S_{A,1} for every job; the early bytes are missing, so the
-    early start buys nothing: the value is not below the exact 26."""
-    inst, sched = _base(data)
-    moved = [list(map(list, job)) for job in sched.starts]
-    moved[0][0][1] = 2.0 - 1e-7
-    segs = [Segment(s.t0 - 1e-7 if s.t0 == 2.0 else s.t0, s.t1, s.rates) for s in sched.segments]
-    cheat = Schedule(tuple(tuple(tuple(s) for s in job) for job in moved), tuple(segs))
-    assert verify(inst, cheat) >= 26.0 * (1 - 2.1e-9)
+    """(8) within the tolerance on fig3 (optimum 26): stage 2 of cojob A is declared at 2 - d,
+    d = 1e-7, before S_{A,1} = 2 (job 1 still sends until 2), and its first iteration sends from
+    there (job 0 of stage 1 finishes at 2 - d, 2.5e-8 over capacity). Plainly the SCTs sum to
+    26 - 1.5d; the stage now starts at t*_eff = S_{A,1} for every job, the d/2 bytes sent before
+    it are missing, and the charge puts the value back above 26."""
+    from optsched.problems.cojob_network import stage_completion_times
+    inst, base = _base(data)
+    d = 1e-7
+    head = (Segment(0.0, 2 - d, ((0, 0, 1, 0, 1 / (2 - d)), (0, 1, 1, 0, 0.5))),
+            Segment(2 - d, 2.0, ((0, 1, 1, 0, 0.5), (0, 0, 2, 0, 0.5))),
+            Segment(2.0, 3 - d / 2, ((0, 0, 2, 0, 1.0),)))
+    tail = tuple(Segment(x.t0 - d / 2, x.t1 - d / 2, x.rates) for x in base.segments[2:])
+    cheat = Schedule((((0.0, 2 - d), (0.0,)), ((0.0, 8 - d / 2), (0.0,))), head + tail)
+    plain = sum(s for row in stage_completion_times(inst, cheat) for s in row)
+    assert plain == pytest.approx(26 - 1.5 * d, abs=1e-12)
+    assert verify(inst, cheat) >= 26.0
 
 
 @pytest.fixture(scope="module")
