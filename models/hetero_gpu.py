@@ -128,8 +128,14 @@ def rl_size(inst: Instance, mode: str = "paper_full") -> dict[str, int]:
             "terms": 3 * pairs * gpus + 4 * tasks * gpus + _base_terms(inst) + cuts}
 
 
+#: :func:`time_unit` keeps the trivial horizon below 2 ** MAX_HORIZON_EXPONENT model units.
+MAX_HORIZON_EXPONENT = 23
+
+
 def time_unit(inst: Instance) -> float:
-    """The power of two ``s`` with ``max T^c / s`` in [1024, 2048): the exact MILP's unit of time.
+    """The exact MILP's unit of time: the power of two ``s`` with ``max T^c / s`` in [1024, 2048),
+    or, when that puts the trivial horizon U (:func:`trivial_horizon`) at 2 ** 23 units or more,
+    the power of two with ``U / s`` in [2 ** 22, 2 ** 23) (:data:`MAX_HORIZON_EXPONENT`).
 
     HiGHS works with absolute tolerances (feasibility 1e-7 / 1e-6, mip_abs_gap 1e-6, integrality
     1e-6 times the big-M, coefficients below 1e-9 dropped). In raw units they decided the answer
@@ -138,12 +144,19 @@ def time_unit(inst: Instance) -> float:
     satisfies every row; with times x 1e-6 the absolute gap exceeded the difference between
     schedules. At unit scale (max T^c ~ 1) a start 5e-7 before its arrival still passed as feasible,
     so 1.0000005 and 0.9999995 were not told apart. With the longest compute ~1e3 units an absolute
-    1e-6 is ~1e-9 of a compute time, while the big-M relative to the compute times (about the task
-    count) does not depend on the unit. Dividing by a power of two is exact in floating point, so
+    1e-6 is ~1e-9 of a compute time.
+
+    The starts, windows and big-Ms reach U, which is not bounded by the compute times: with
+    arrivals far apart (U / max T^c = 7e5, tests/models/test_hetero_gpu_exact.py ``WIDE_RANGE``
+    "sync_dominated") U was 1.15e9 units, where one ulp (2.4e-7) exceeds the feasibility tolerance,
+    and HiGHS proved a schedule 7e-4 worse "optimal" (its own rows admit the optimum). Near 2 ** 23
+    units an ulp is 1e-9 to 2e-9. Dividing by a power of two is exact in floating point, so
     the normalised model describes exactly the same schedules.
     """
     longest = max(max(j.train_time) for j in inst.jobs)
-    return math.ldexp(1.0, math.frexp(longest)[1] - 11)
+    unit = math.ldexp(1.0, math.frexp(longest)[1] - 11)
+    horizon = trivial_horizon(inst)
+    return max(unit, math.ldexp(1.0, math.frexp(horizon)[1] - MAX_HORIZON_EXPONENT))
 
 
 def normalised(inst: Instance, unit: float) -> Instance:
@@ -181,6 +194,34 @@ def gpu_classes(inst: Instance) -> list[list[int]]:
     return list(classes.values())
 
 
+#: Largest ratio :func:`weight_unit` keeps between the objective's largest and smallest coefficient.
+MAX_COST_RATIO = 2.0 ** 20
+
+
+def weight_unit(inst: Instance) -> float:
+    """The power of two ``s`` that :func:`build_exact` divides the weights by (``inst`` in model
+    units): the largest with every coefficient w_n / s >= 1 and the objective at the completion
+    bound, sum_n w_n / s LBC_n (:func:`completion_lower_bounds`), >= 1024. Weights spanning more
+    than :data:`MAX_COST_RATIO` are the limit: then w_max / MAX_COST_RATIO takes the place of
+    w_min (so lighter jobs get coefficients below 1; below 1e-7 only beyond a span of 1e13).
+
+    HiGHS counts a reduced cost below its dual feasibility tolerance (1e-7, absolute) as zero, so
+    a coefficient below it leaves its C_n free to sit at its upper bound (the deadline d_n, or the
+    horizon) in a "proven optimal" solution, with the dual bound equal to that inflated objective.
+    The objective used to be scaled to [1024, 2048) at the completion bound, which made the
+    coefficient w_n / s of a light job far below the tolerance when a heavy job completes late:
+    with weights 5 and 5000 and completions 50 and 1e4 (tests/solvers/test_hetero_gpu_robust.py,
+    times x 4096) it was 3.7e-8, C_0 sat at its cap d_0 + slack = 1393.9 instead of 50.58, and
+    model and bound read 50,026,969.6 for an optimum of 50,020,252.9. Coefficients >= 1 keep every
+    weight visible; the second condition keeps HiGHS's absolute gap (1e-6) below 1e-9 of the
+    objective.
+    """
+    weights = [j.weight for j in inst.jobs]
+    floor = sum(w * c for w, c in zip(weights, completion_lower_bounds(inst)))
+    ref = min(max(min(weights), max(weights) / MAX_COST_RATIO), floor / 1024)
+    return math.ldexp(1.0, math.frexp(ref)[1] - 1)
+
+
 def _horizon_and_deadlines(inst: Instance, upper_bound: float | None,
                            unit: float) -> tuple[float, list[float] | None]:
     """The horizon and the deadlines d_n of :func:`deadlines` of ``inst`` (already divided by
@@ -198,10 +239,10 @@ def _horizon_and_deadlines(inst: Instance, upper_bound: float | None,
 def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.ConcreteModel:
     """Hare_Sched, eqs. (4)–(8), as an exact MILP (digest §3.3). Continuous time, no discretisation.
 
-    Units: times are divided by :func:`time_unit` ``s`` and the objective by a power of two that puts
-    it in [1024, 2048) at the trivial lower bound, so HiGHS's absolute tolerances (mip_abs_gap 1e-6
-    in particular) are negligible; ``m.objective_unit`` converts the model's objective and bound
-    back (multiply), ``m.time_unit`` its x values. Both are powers of two: exact conversions.
+    Units: times are divided by :func:`time_unit` and the weights by :func:`weight_unit` (every
+    objective coefficient >= 1, above HiGHS's dual tolerance; the objective >= 1024, above its
+    absolute gap); ``m.objective_unit`` converts the model's objective and bound back (multiply),
+    ``m.time_unit`` its x values. Both are powers of two: exact conversions.
 
     Windows: every start lies in ``[est_i, lst_i]`` (:func:`task_windows`), with the deadlines
     d_n of :func:`deadlines` when a feasible cost ``upper_bound`` (original units) is given
@@ -242,8 +283,7 @@ def build_exact(inst: Instance, upper_bound: float | None = None) -> pyo.Concret
     for i in inst.tasks:
         m.x[i].setlb(est[i])
         m.x[i].setub(lst[i])
-    floor = sum(j.weight * c for j, c in zip(inst.jobs, completion_lower_bounds(inst)))
-    scale = math.ldexp(1.0, math.frexp(floor)[1] - 11)  # floor / scale in [1024, 2048)
+    scale = weight_unit(inst)
     m.obj.set_value(sum(inst.jobs[n].weight / scale * m.C[n] for n in range(len(inst.jobs))))
     m.time_unit = unit
     m.objective_unit = scale * unit

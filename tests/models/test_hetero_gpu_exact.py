@@ -171,3 +171,81 @@ def test_list_rescheduling_never_worsens_the_start(seed):
     sched, better, _ = hs._improve(inst, first, cost, "hare", Deadline.after(30))
     assert verify(inst, sched) == pytest.approx(better, rel=1e-12)
     assert better <= cost
+
+
+#: Hand-made instances with times from 1e-2 to 1e4, mostly sync-dominated (T^s >> T^c), arrivals
+#: far apart and weights from 0.01 to 5000; none lies on a usable grid, so ``exact`` takes the
+#: big-M model. Before the fix, the big-M model proved a wrong "optimum" on issue_case,
+#: light_early_heavy_late, sync_dominated and thirds_and_tens (relative error 2.5e-6 to 3.5e-3):
+#: objective coefficients below HiGHS's dual tolerance (models.hetero_gpu.weight_unit) and, on
+#: sync_dominated without deadlines, a horizon of 1.15e9 model units (models.hetero_gpu.time_unit).
+WIDE_RANGE = {
+    "issue_case": Instance(("s3",), (
+        Job(50.0, 5.0, 1, 1, (1 / 12,), (0.5,)),
+        Job(10000.0, 5000.0, 2, 3, (1 / 3,), (1.0,)))),
+    "light_early_heavy_late": Instance(("a", "b"), (
+        Job(0.0, 1.0, 2, 1, (0.01, 0.03), (40.0, 35.0)),
+        Job(9000.0, 4000.0, 2, 2, (3.0, 0.7), (700.0, 1200.0)))),
+    "sync_dominated": Instance(("a",), (
+        Job(0.0, 3.0, 1, 2, (0.02,), (5000.0,)),
+        Job(1.0, 1.0, 2, 1, (0.05,), (0.5,)),
+        Job(7000.0, 2500.0, 1, 2, (0.011,), (9000.0,)))),
+    "tiny_weight_long_wait": Instance(("a", "b"), (
+        Job(0.0, 0.01, 1, 2, (0.04, 0.013), (2.0, 9.0)),
+        Job(0.5, 5000.0, 1, 3, (1 / 3, 1 / 7), (1.0, 1.5)),
+        Job(8000.0, 10.0, 1, 1, (10000.0, 9000.0), (0.01, 0.02)))),
+    "thirds_and_tens": Instance(("a",), (
+        Job(3.0, 7.0, 2, 2, (1 / 3,), (100.0,)),
+        Job(10000.0, 0.2, 1, 2, (0.1,), (1 / 30,)),
+        Job(20.0, 1000.0, 1, 1, (1 / 9,), (3000.0,)))),
+    "equal_gpus_wide": Instance(("a", "a"), (
+        Job(0.0, 2.0, 1, 3, (0.01, 0.01), (100.0, 100.0)),
+        Job(5000.0, 900.0, 2, 2, (0.3, 0.3), (0.03, 0.03)),
+        Job(60.0, 1.0, 1, 1, (1000.0, 1000.0), (0.0, 0.0)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_RANGE))
+def test_big_m_equals_brute_force_on_wide_ranges(name):
+    """The big-M model (4)-(8), built directly (no grid, no time-indexed model), without deadlines
+    and with the deadlines of the brute-force optimum itself (the tightest valid windows) and of
+    1.001 x it: HiGHS proves the optimum, its bound is the optimum (never above it: objective (1)),
+    and the extracted schedule verifies at it."""
+    inst = WIDE_RANGE[name]
+    opt = brute_force(inst)
+    for ub in (None, opt * 1.001, opt):
+        m = hm.build_exact(inst, upper_bound=ub)
+        rep = solve_model(m, time_limit=60)
+        assert rep.status.value == "optimal", ub
+        assert rep.objective * m.objective_unit == pytest.approx(opt, rel=1e-9, abs=0), ub
+        assert rep.bound * m.objective_unit == pytest.approx(opt, rel=1e-9, abs=0), ub
+        assert verify(inst, hm.extract_schedule(inst, m)) == pytest.approx(opt, rel=1e-9, abs=0), ub
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_RANGE))
+def test_exact_on_wide_ranges_takes_big_m_and_proves_brute_force(name):
+    """Through the registry: ``exact`` uses the big-M model (no usable grid) and reports the
+    brute-force optimum as optimal, with its bound, nothing dropped or demoted."""
+    inst = WIDE_RANGE[name]
+    opt = brute_force(inst)
+    res = solve(inst, "exact", time_limit=60)
+    assert res.info["model"] == "big_m"
+    assert "bound_dropped" not in res.info and "demoted" not in res.info
+    assert res.status.value == "optimal"
+    assert res.objective == pytest.approx(opt, rel=1e-9, abs=0)
+    assert res.lower_bound == pytest.approx(opt, rel=1e-6, abs=0)
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_RANGE))
+def test_big_m_scaling_keeps_highs_tolerances_negligible(name):
+    """The scaling the fix relies on: every objective coefficient w_n / s >= 1 (above HiGHS's dual
+    tolerance 1e-7), the objective at the completion bound >= 1024 (above its absolute gap 1e-6),
+    and the horizon below 2^23 time units (an ulp below 1e-9 there)."""
+    inst = WIDE_RANGE[name]
+    m = hm.build_exact(inst)
+    coefficients = [inst.jobs[n].weight * m.time_unit / m.objective_unit for n in range(len(inst.jobs))]
+    assert min(coefficients) >= 1
+    floor = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
+    assert floor / m.objective_unit >= 1024
+    assert hm.trivial_horizon(inst) / m.time_unit < 2 ** 23
+    assert max(m.x[i].ub for i in inst.tasks) < 2 ** 23

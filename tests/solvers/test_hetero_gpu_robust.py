@@ -309,11 +309,14 @@ def test_broken_corpus_size():
     assert len(json.loads((BROKEN / "schedules" / "expected.json").read_text())) >= 30
 
 
-def test_a_bound_above_a_verified_schedule_is_dropped_not_reported():
-    """Found by the property above (open model bug, see the issue-14 closing note): the big-M
-    model's objective and bound on this instance (times from 1/12 to 1e4, one GPU) are 50026969.6
-    while a schedule of 50020252.9 verifies (CP-SAT proves it optimal). The registry never
-    reports such a bound, and never 'optimal' with it."""
+def test_a_bound_above_a_verified_schedule_no_longer_occurs():
+    """Formerly ``..._is_dropped_not_reported``, found by the property above: the big-M model's
+    objective and bound on this instance (times from 1/12 to 1e4, one GPU) were 50026969.6 while a
+    schedule of 50020252.9 verifies, so the registry dropped the bound and demoted "optimal". The
+    cause was the objective's scaling: job 0's coefficient w_0 / s was 3.7e-8, below HiGHS's dual
+    feasibility tolerance (1e-7), and C_0 sat at its deadline cap (1393.9 instead of 50.58;
+    models.hetero_gpu.weight_unit). Now the big-M model proves the optimum: round 0 at 10000,
+    10000.33, 10000.67, round 1 at 10002, .., C_1 = 10004, C_0 = 50 + 1/12 + 1/2 (obj. (1), (6))."""
     from optsched.problems.hetero_gpu import Instance, Job
 
     inst = Instance(gpus=("speed3",), jobs=(
@@ -321,9 +324,13 @@ def test_a_bound_above_a_verified_schedule_is_dropped_not_reported():
             sync_time=(0.5,)),
         Job(arrival=10000.0, weight=5000.0, rounds=2, tasks_per_round=3, train_time=(1 / 3,),
             sync_time=(1.0,))))
+    optimum = 5 * (50 + 1 / 12 + 0.5) + 5000 * 10004.0  # 50,020,252.9166..
     res = solve(inst, "exact", time_limit=10)
-    assert res.lower_bound is None or res.lower_bound <= res.objective * (1 + 1e-6)
-    if "bound_dropped" in res.info:
-        assert res.status is not SolveStatus.OPTIMAL
+    assert res.info["model"] == "big_m"  # 1/12 and 1/2 have no usable common grid
+    assert "bound_dropped" not in res.info and "demoted" not in res.info
+    assert res.status is SolveStatus.OPTIMAL
+    assert res.objective == pytest.approx(optimum, rel=1e-6, abs=0)
+    assert res.lower_bound == pytest.approx(optimum, rel=1e-6, abs=0)
+    assert res.info["model_objective"] == pytest.approx(optimum, rel=1e-6, abs=0)
     cp = solve(inst, "exact_cp", time_limit=10)
-    assert cp.status is SolveStatus.OPTIMAL and res.objective >= cp.objective * (1 - 1e-9)
+    assert cp.status is SolveStatus.OPTIMAL and cp.objective == pytest.approx(optimum, rel=1e-6)
