@@ -60,7 +60,9 @@ START_SHARE = 0.25
 
 
 def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Optimal schedule of Hare_Sched (big-M MILP with windows and symmetry breaking, gap 0).
+    """Optimal schedule of Hare_Sched (4)-(8), gap 0: the time-indexed MILP on the data's exact time
+    grid when it has one and fits, else the big-M MILP with windows and symmetry breaking
+    (:func:`_build`; ``info["model"]`` says which).
 
     The MILP (:func:`optsched.models.hetero_gpu.build_exact`) takes its deadlines d_n from the best
     verified schedule of :data:`START_HEURISTICS` and starts from it (a MIP start,
@@ -236,7 +238,8 @@ def theorem4_bound(inst: Instance) -> float:
 
 
 METHODS = (
-    Method("exact", "exact", exact, description="Hare_Sched (4)-(8), big-M MILP, gap 0"),
+    Method("exact", "exact", exact, description="Hare_Sched (4)-(8): time-indexed MILP on the "
+                                                "exact time grid, else big-M MILP; gap 0"),
     cp_method("hetero_gpu"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
