@@ -646,8 +646,9 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
     Status ``optimal`` when the best verified schedule meets the larger bound; ``time_limit`` when a
     step was stopped by the deadline (the bound so far kept: F's, E's or the chain bound (14));
-    ``feasible`` otherwise. A model too big to build in the time left is not built
-    (``info["stopped"]``).
+    ``feasible`` otherwise. A model over the size cap (whatever the deadline) or too big to build in
+    the time left is not built (:func:`_fits`, ``info["stopped"]``); the cap alone gives
+    ``feasible``, not ``time_limit``.
     """
     from optsched.models.cojob_network import event_milp_applies
 
@@ -655,7 +656,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     best = _warm_start(instance, _share(deadline, WARM_SHARE), info)
     bound, rep = chain_bound(instance), None
     f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
-    cut = f_rep is None                                  # size guard: F not built in time
+    cut = f_rep is None and not info.get("size_capped")  # size guard: F not built in time
     if f_rep is not None:
         rep = f_rep
         if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
@@ -672,8 +673,8 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
                 if e_rep.bound is not None:
                     bound = max(bound, min(e_rep.bound, best.value))
                 cut |= e_rep.status is not SolveStatus.OPTIMAL
-            else:
-                cut = True
+            else:                                        # not built: a time limit unless capped
+                cut |= not info.get("size_capped")
         elif f_rep is not None and f_rep.status is SolveStatus.OPTIMAL:
             cut |= not _brute_force(instance, best, deadline, info)
     return _exact_outcome(rep, best, bound, cut, info)
@@ -701,15 +702,27 @@ def _warm_start(instance: Instance, budget: Deadline, info: dict) -> _Incumbent:
 
 
 def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
-    """Model building counts against the deadline: False (and ``info["stopped"]``) when a model
-    with ``terms`` non-zeros cannot be built and handed to HiGHS in the time left."""
+    """Whether a model with ``terms`` non-zeros is built: False (and ``info["stopped"]``) when it
+    is over the size cap (:func:`optsched.solvers.highs.too_large`, checked first and whatever
+    the deadline: with or without a time limit no model above
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` is built) or cannot be built and handed to
+    HiGHS in the time left (model building counts against the deadline). ``info["size_capped"]``
+    is True when the cap alone ruled it out, so :func:`exact` does not call that a time limit."""
+    from optsched.solvers.highs import too_large
+
     build_s = BUILD_OVERHEAD_S + terms / BUILD_TERMS_PER_S
     left = deadline.remaining()
-    if left is not None and build_s > left:
-        info["stopped"] = (f"size guard: {what} has {terms} non-zeros, ~{build_s:.1f} s to build "
-                           f"and hand to HiGHS > {left:.1f} s left")
-        return False
-    return True
+    late = left is not None and build_s > left
+    cap = too_large(terms, what)
+    if cap is None and not late:
+        return True
+    reasons = [cap] if cap is not None else []
+    if late:
+        reasons.append(f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to "
+                       f"HiGHS > {left:.1f} s left")
+    info["stopped"] = "size guard: " + "; ".join(reasons)
+    info["size_capped"] = not late
+    return False
 
 
 def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):

@@ -53,6 +53,51 @@ class SolveReport:
     info: dict = field(default_factory=dict)
 
 
+#: The most non-zeros (constraint-matrix terms) of any exact or bound model optsched builds,
+#: whatever the deadline: a model above it is never built (:func:`too_large`). Without a time
+#: limit the families' time-left guards let anything through (``solve(generate("cojob_network",
+#: "paper", 0), "exact")`` started Model E with ~3.1e9 non-zeros and reached 12 GB in 3 min).
+#: Measured on cojob_network's Model E (2 x 8-job paper testbed, ``iteration_scale`` 0.002 and
+#: 0.0035: 345k and 1.13M non-zeros, idle 2-core machine): Pyomo's build ~160 B per non-zero
+#: (1.1M in 4.8 s), the hand-off to HiGHS another ~330 B (17 s), ~490-540 B per non-zero (RSS)
+#: and ~51k non-zeros a wall-second in all. At the cap that is ~1.1 GB before HiGHS' own presolve
+#: copies (about 2 GB in all) and, at the families' own loaded build rates (hetero_gpu 8k,
+#: cojob_network 15k, elastic_cluster 25k non-zeros/s), 2-4 minutes of building.
+MAX_MODEL_TERMS = 2_000_000
+
+
+def too_large(terms: float, what: str) -> str | None:
+    """Why a model of ``terms`` non-zeros is never built, whatever the deadline (None: it is
+    within :data:`MAX_MODEL_TERMS`). Every family's size guard calls this before its time-left
+    check; a method whose model it refuses returns what it has with :func:`not_built_status`.
+
+    >>> too_large(10, "M") is None
+    True
+    >>> too_large(MAX_MODEL_TERMS + 1, "M").startswith("size cap: M has ~2000001 non-zeros")
+    True
+    """
+    if terms <= MAX_MODEL_TERMS:
+        return None
+    return (f"size cap: {what} has ~{terms:.0f} non-zeros > MAX_MODEL_TERMS = {MAX_MODEL_TERMS} "
+            f"(never built, whatever the time limit)")
+
+
+def not_built_status(has_schedule: bool, late: bool) -> SolveStatus:
+    """Status of an exact method whose model was not built: ``time_limit`` only when the time
+    left also ruled the model out (``late``); otherwise ``feasible`` with the fallback schedule
+    and ``unknown`` without one, so no status says "time limit" where there was none (the reason
+    goes to the method's ``info``).
+
+    >>> not_built_status(True, False).value, not_built_status(False, False).value
+    ('feasible', 'unknown')
+    >>> not_built_status(True, True).value
+    'time_limit'
+    """
+    if late:
+        return SolveStatus.TIME_LIMIT
+    return SolveStatus.FEASIBLE if has_schedule else SolveStatus.UNKNOWN
+
+
 def available() -> bool:
     return bool(Highs().available())
 

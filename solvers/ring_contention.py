@@ -50,6 +50,10 @@ BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
 #: dense; the solve needs the rest) — and always above EXACT_MAX_VARS.
 EXACT_VARS_PER_S = 2_000
 EXACT_MAX_VARS = 2_000_000
+#: Non-zeros per estimated pulse variable of M1, for the shared cap
+#: (:data:`optsched.solvers.highs.MAX_MODEL_TERMS`): measured 5.1-7.2 on tiny/small seeds and
+#: 13.3 at 24 jobs of the small mix (the tail-energy rows grow denser with more jobs); rounded up.
+EXACT_TERMS_PER_VAR = 15
 
 
 def rho_hat(inst: Instance) -> list[float]:
@@ -627,9 +631,25 @@ def exact_size(inst: Instance, horizon: int) -> int:
 
 
 def _too_big(size: int, deadline: Deadline) -> str | None:
-    """Why the MILP of ``size`` pulse variables is not built (None: build it)."""
+    """Why the MILP of ``size`` pulse variables is not built (None: build it). The size cap comes
+    first, whatever the deadline: above :data:`EXACT_MAX_VARS` variables or
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (:data:`EXACT_TERMS_PER_VAR` per
+    variable) M1 is never built, with or without a time limit; then the time-left check."""
+    reasons = [why for why in (_over_cap(size), _late(size, deadline)) if why is not None]
+    return "; ".join(reasons) if reasons else None
+
+
+def _over_cap(size: int) -> str | None:
+    """The size cap of :func:`_too_big` (None: under it)."""
+    from optsched.solvers.highs import too_large
+
     if size > EXACT_MAX_VARS:
-        return f"the MILP of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
+        return f"size cap: the MILP of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
+    return too_large(size * EXACT_TERMS_PER_VAR, "M1")
+
+
+def _late(size: int, deadline: Deadline) -> str | None:
+    """The time-left check of :func:`_too_big` (None: M1 can be built in the time left)."""
     left = deadline.remaining()
     if left is None or size <= EXACT_VARS_PER_S * left:
         return None
@@ -649,9 +669,11 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
     Everything is charged to ``deadline``: the heuristics behind H (:func:`upper_bound_schedule`,
     at most half of the time), building the MILP and its solve. The MILP is not built when its
-    size (:func:`exact_size`, counted before any placement is enumerated) cannot be built in the
-    time left or exceeds :data:`EXACT_MAX_VARS` (``info["skipped"]``): the heuristic's schedule is
-    returned with status ``time_limit``; so is it when HiGHS finds nothing better.
+    size (:func:`exact_size`, counted before any placement is enumerated) exceeds the size cap
+    (:func:`_too_big`, whatever the deadline) or cannot be built in the time left
+    (``info["skipped"]``): the heuristic's schedule is returned, with status ``time_limit`` when
+    the time left ruled M1 out and ``feasible`` when only the cap did; it is also returned when
+    HiGHS finds nothing better.
     """
     from optsched.models import ring_contention as rm
 
@@ -666,7 +688,11 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     size = exact_size(inst, ub)
     skipped = _too_big(size, deadline) if not deadline.expired() else "deadline expired"
     if skipped is not None:
-        return Outcome(incumbent, SolveStatus.TIME_LIMIT, float(lb), {**info, "skipped": skipped})
+        from optsched.solvers.highs import not_built_status
+
+        status = not_built_status(incumbent is not None, not skipped.startswith("size cap") or
+                                  _late(size, deadline) is not None)
+        return Outcome(incumbent, status, float(lb), {**info, "skipped": skipped})
     from optsched.solvers.highs import report_outcome, solve_model
 
     at_bound, lb = _at_bound(inst, lb, deadline.within(deadline.limit(AT_BOUND_SHARE)), seed, info)

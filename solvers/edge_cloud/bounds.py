@@ -153,13 +153,42 @@ def _placements_exceed(instance: Instance, cap: float) -> bool:
     return False
 
 
-def _too_big(size: float, per_unit: float, deadline: Deadline, what: str = "columns") -> str | None:
-    """Why a model of ``size`` columns is not built in the time left (None: build it)."""
+def _too_big(size: float, per_unit: float, deadline: Deadline, what: str = "columns",
+             terms: float | None = None) -> str | None:
+    """Why a model of ``size`` columns (``terms`` non-zeros; ``size`` when not given) is not built
+    (None: build it). The size cap comes first, whatever the deadline: above
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (:func:`optsched.solvers.highs.
+    too_large`) no model is built, with or without a time limit; then the time left."""
+    from optsched.solvers.highs import too_large
+
+    cap = too_large(size if terms is None else terms, f"the model of ~{size:.0f} {what}")
+    late = _late(size, per_unit, deadline)
+    reasons = [why for why in (cap, late) if why is not None]
+    return "; ".join(reasons) if reasons else None
+
+
+def _late(size: float, per_unit: float, deadline: Deadline, what: str = "columns") -> str | None:
+    """Why a model of ``size`` columns cannot be built in the time left (None: it can)."""
     left = deadline.remaining()
     need = size * per_unit
     if left is None or need <= left:
         return None
     return f"model of ~{size:.0f} {what} needs ~{need:.3g} s to build and hand to HiGHS, {left:.3g} s left"
+
+
+def _terms(columns: list["Column"]) -> int:
+    """Non-zeros of :func:`~optsched.models.edge_cloud.build_pattern` over ``columns``, at most:
+    per column its assignment row and, per slot of its run, one worker row per server it uses
+    and its PS row."""
+    return sum(1 + (col.run.end - col.run.start + 1) * (len(col.run.workers) + 1) for col in columns)
+
+
+def _capped(info: dict[str, Any], estimate: float, deadline: Deadline) -> None:
+    """Mark ``info["skipped"]`` as a size cap (``info["size_cap"]``) when the time left did not
+    also rule the model out (``estimate`` columns): exact then says ``feasible``, not
+    ``time_limit``."""
+    if _late(estimate, SECONDS_PER_COLUMN, deadline) is None:
+        info["size_cap"] = info["skipped"]
 
 
 @dataclass(frozen=True)
@@ -377,8 +406,10 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     info["horizon"] = max(dl)
     estimate = column_estimate(instance, dl)
     if estimate > MAX_COLUMNS:
-        info["skipped"] = (f"more than {MAX_COLUMNS} columns (job x placement x start) or "
-                           f"{MAX_PLACEMENTS} placements of one job")
+        info["skipped"] = (f"size cap: more than MAX_COLUMNS = {MAX_COLUMNS} columns (job x "
+                           f"placement x start) or MAX_PLACEMENTS = {MAX_PLACEMENTS} placements of "
+                           f"one job")
+        _capped(info, estimate, deadline)
         return sched, ub, bound, None
     columns = run_columns(instance, dl)
     lag = lagrangian(instance, columns, ub, deadline=deadline)
@@ -391,9 +422,12 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     kept = [col for k, col in enumerate(columns)
             if k in forced or at_most(lag.bound + lag.reduced[k], ub - 1)]
     info.update(n_columns=len(columns), n_kept=len(kept), lagrangian=lag.bound)
-    skipped = "deadline passed" if deadline.expired() else _too_big(len(kept), SECONDS_PER_COLUMN, deadline)
+    skipped = ("deadline passed" if deadline.expired() else
+               _too_big(len(kept), SECONDS_PER_COLUMN, deadline, terms=_terms(kept)))
     if skipped is not None:
         info["skipped"] = skipped
+        if skipped.startswith("size cap"):
+            _capped(info, len(kept), deadline)
         return sched, ub, bound, None
     return sched, ub, bound, kept
 
@@ -414,17 +448,22 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     the deadline stopped the solve. The lower bound is the largest of HiGHS' dual bound on the
     reduced model (valid for (2): every schedule it excludes is no better than the incumbent,
     which it contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`
-    columns or :data:`MAX_PLACEMENTS` placements of a job, or when the model cannot be built in the
-    time left (:data:`SECONDS_PER_COLUMN`), no model is built (``info["skipped"]``) and the
-    incumbent is returned with status ``time_limit``.
+    columns, :data:`MAX_PLACEMENTS` placements of a job or
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (size caps, whatever the deadline),
+    or when the model cannot be built in the time left (:data:`SECONDS_PER_COLUMN`), no model is
+    built (``info["skipped"]``) and the incumbent is returned, with status ``time_limit`` when the
+    time left ruled the model out and ``feasible`` when only a cap did (``info["size_cap"]``).
 
     Exact for :func:`~optsched.problems.edge_cloud.verify`'s semantics: every column's length is
     the least ``verify`` accepts (:func:`~optsched.models.edge_cloud.placements`).
     """
+    from optsched.solvers.highs import not_built_status
+
     info: dict[str, Any] = {}
     sched, ub, bound, kept = _reduced_columns(instance, deadline, info)
     if kept is None:
-        return Outcome(sched, SolveStatus.TIME_LIMIT, bound, info)
+        return Outcome(sched, not_built_status(sched is not None, "size_cap" not in info), bound,
+                       info)
     from optsched.models.edge_cloud import build_pattern, extract_pattern, set_start
     from optsched.solvers.highs import report_outcome, solve_model
 
@@ -455,7 +494,8 @@ def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     info: dict[str, Any] = {}
     if _placements_exceed(instance, MAX_COLUMNS):   # paper scale: no heuristics run for nothing
         bound = trivial_bound(instance)
-        info.update(trivial=bound, lp=f"skipped: more than {MAX_COLUMNS} placements")
+        info.update(trivial=bound,
+                    lp=f"skipped: size cap: more than MAX_COLUMNS = {MAX_COLUMNS} placements")
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
     _, _, bound, kept = _reduced_columns(instance, deadline, info)
     if kept is None:

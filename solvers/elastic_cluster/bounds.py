@@ -5,8 +5,10 @@ bounds the exact model's horizon.
   elastic_cluster.build_exact`, issue 14), each job's start window bounded by the cost of the
   best of FIFO, DRF, compact A_online, :func:`serial_schedule` and :func:`greedy_patterns`, which
   is also HiGHS' MIP start. One deadline covers the heuristics, the model's construction and the
-  HiGHS solve; a model too large to build in the time left is not built (status ``time_limit``,
-  the best heuristic schedule returned), and the result is never worse than that schedule.
+  HiGHS solve; a model over the size caps (:data:`MAX_SCAN` placements to scan,
+  :data:`optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros: whatever the deadline, status
+  ``feasible``) or too large to build in the time left (status ``time_limit``) is not built, the
+  best heuristic schedule returned, and the result is never worse than that schedule.
 - :func:`lower_bound`: sum_j w_j (a_j + d_j^min), every job alone in its fastest schedule.
 
 Pyomo, HiGHS and the models are imported inside the functions that use them, so importing the
@@ -78,6 +80,10 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         the model is solved, or the model (:func:`~optsched.models.elastic_cluster.exact_size`)
         is too large to build in the time left, the status is ``time_limit`` and the schedule is
         the best one found (HiGHS' incumbent or the best heuristic's, whichever costs less).
+        Whatever the deadline, a model over :data:`MAX_SCAN` placements or
+        :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros is never built: the best
+        heuristic schedule, status ``feasible`` unless the time left ruled it out too
+        (``info["size_cap"]`` names the cap).
     seed
         HiGHS' random seed.
 
@@ -105,7 +111,7 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     'optimal'
     """
     from optsched.models import elastic_cluster as em
-    from optsched.solvers.highs import solve_model
+    from optsched.solvers.highs import solve_model, too_large
 
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
@@ -116,10 +122,12 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     horizon = em.safe_horizon(inst, upper)
     scanned = em.pattern_bound(inst, horizon)
     left = deadline.remaining()
-    if scanned > MAX_SCAN or (left is not None and SCAN_PER_PLACEMENT * scanned > left / 2):
+    late = left is not None and SCAN_PER_PLACEMENT * scanned > left / 2
+    if scanned > MAX_SCAN or late:
+        extra = {"size_cap": f"size cap: MAX_SCAN = {MAX_SCAN} placements"} if scanned > MAX_SCAN else {}
         return _no_model(best, f"size: {scanned} placements to scan (at most {MAX_SCAN}, "
                                f"{SCAN_PER_PLACEMENT:g} s each in half the time left)",
-                         horizon=horizon, warm_start_cost=upper)
+                         late=late, horizon=horizon, warm_start_cost=upper, **extra)
     found = greedy_patterns(inst, horizon, deadline)
     if found is not None and found[1] < upper:
         best, upper = found
@@ -133,7 +141,11 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     build = BUILD_FIXED + BUILD_PER_TERM * size["terms"]
     handoff = HANDOFF_FIXED + HANDOFF_PER_TERM * size["terms"]
     left = deadline.remaining()
-    if left is not None and left < build + handoff + MIN_SLICE:
+    late = left is not None and left < build + handoff + MIN_SLICE
+    if (cap := too_large(size["terms"], "the pattern MILP")) is not None:
+        return _no_model(best, cap, late=late, size_cap=cap, horizon=horizon,
+                         warm_start_cost=upper, **size)
+    if late:
         return _no_model(best, f"deadline: the model ({size['binaries']} binaries, "
                                f"{size['terms']} terms, horizon {horizon}) cannot be built and "
                                f"handed to HiGHS in the {left:.3g} s left (estimate "
@@ -303,9 +315,13 @@ def _better(inst: Instance, rep, extract, best: Schedule | None, upper: float,
     return out
 
 
-def _no_model(best: Schedule | None, why: str, **info: Any) -> Outcome:
-    """exact stopped before its model was solved: the best heuristic schedule, ``time_limit``."""
-    return Outcome(best, SolveStatus.TIME_LIMIT, None, {"stopped": why, **info})
+def _no_model(best: Schedule | None, why: str, late: bool = True, **info: Any) -> Outcome:
+    """exact stopped before its model was solved: the best heuristic schedule, ``time_limit``
+    when the deadline stopped it (``late``), else -- a size cap, whatever the deadline --
+    ``feasible`` (``unknown`` without a schedule; :func:`optsched.solvers.highs.not_built_status`)."""
+    from optsched.solvers.highs import not_built_status
+
+    return Outcome(best, not_built_status(best is not None, late), None, {"stopped": why, **info})
 
 
 def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:

@@ -42,7 +42,7 @@ from optsched.result import Outcome, SolveStatus
 from optsched.solvers.cp import cp_method
 from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, gavel_fifo,
                                                    sched_allox, sched_homo, srtf)
-from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare,
+from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare, late,
                                               lemma_checks, list_schedule, rl_starts, too_big)
 from optsched.workloads import hetero_gpu as _workloads
 
@@ -71,10 +71,12 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     power of two: exact) before they are reported.
 
     Deadline: the starting heuristics get at most :data:`START_SHARE` of the time left, the MILP
-    the rest. When the model is too big to build and hand to HiGHS in the time left
-    (:func:`optsched.models.hetero_gpu.exact_size`, :func:`~optsched.solvers.hetero_gpu.hare.too_big`),
-    it is not built: the best start is returned as the fallback with status ``time_limit`` and
-    the completion bound ``sum_n w_n LBC_n`` (``info["stopped"]`` says why). When HiGHS stops
+    the rest. When the model (:func:`optsched.models.hetero_gpu.exact_size`) is over the size cap
+    (:data:`optsched.solvers.highs.MAX_MODEL_TERMS`, whatever the deadline) or too big to build and
+    hand to HiGHS in the time left (:func:`~optsched.solvers.hetero_gpu.hare.too_big`), it is not
+    built: the best start is returned as the fallback with the completion bound ``sum_n w_n
+    LBC_n`` (``info["stopped"]`` says why), status ``time_limit`` when the time left ruled it out,
+    else ``feasible``. When HiGHS stops
     without a schedule, or with one worse than the start, the start is returned (status
     ``time_limit``, HiGHS' bound; ``info["returned"] = "warm start"``): the incumbent is never worse
     than the schedule the MILP started from.
@@ -171,10 +173,13 @@ def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadlin
 
 def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Deadline,
                seed: int, info: dict[str, Any]) -> Outcome:
-    """``exact`` when its model does not fit the time left: the Hare schedule (run now, on what is
-    left, if there is none yet) with the completion bound, through ``report_outcome``."""
+    """``exact`` when its model is over the size cap or does not fit the time left
+    (:func:`~optsched.solvers.hetero_gpu.hare.too_big`): the Hare schedule (run now, on what is
+    left, if there is none yet) with the completion bound, through ``report_outcome``; status
+    ``time_limit`` only when the time left ruled the model out, else ``feasible``
+    (:func:`optsched.solvers.highs.not_built_status`)."""
     from optsched.models import hetero_gpu as hm
-    from optsched.solvers.highs import SolveReport, report_outcome
+    from optsched.solvers.highs import SolveReport, not_built_status, report_outcome
 
     info["stopped"] = f"Hare_Sched not built: {guard}"
     if start is None:
@@ -182,8 +187,9 @@ def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Dea
         info["fallback"] = "hare (aggregate_lp)"
     else:
         info["fallback"] = info["start"]
-    rep = SolveReport(SolveStatus.TIME_LIMIT, math.inf, None, False, 0.0,
-                      {"solver": "highs", "termination": "not built"})
+    rep = SolveReport(not_built_status(start is not None, late(hm.exact_size(inst), deadline)
+                                       is not None or not guard.startswith("size guard: size cap")),
+                      math.inf, None, False, 0.0, {"solver": "highs", "termination": "not built"})
     bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
     return report_outcome(rep, lambda: None, lower_bound=float(bound), fallback=start, info=info)
 
@@ -207,8 +213,10 @@ def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcom
     """The paper's relaxation Hare_Sched_RL: its MILP dual bound (= RL* when solved).
 
     ``optimal`` when HiGHS proved RL*; otherwise the dual bound so far, or the completion bound
-    ``sum_n w_n LBC_n`` when there is none or the RL is too big to build in the time left
-    (``time_limit``, ``info["stopped"]``): valid either way, since RL* <= OPT.
+    ``sum_n w_n LBC_n`` when there is none or the RL is over the size cap (whatever the deadline)
+    or too big to build in the time left (:func:`~optsched.solvers.hetero_gpu.hare.too_big`;
+    ``time_limit``, the bound contract's status for a stop by a cap, ``info["stopped"]``): valid
+    either way, since RL* <= OPT.
     """
     from optsched.models import hetero_gpu as hm
     from optsched.solvers.highs import solve_model

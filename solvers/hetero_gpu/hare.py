@@ -175,12 +175,23 @@ def build_seconds(size: dict[str, int]) -> float:
 
 
 def too_big(size: dict[str, int], deadline: Deadline) -> str | None:
-    """Why a model of ``size`` cannot be built in the time left, or None when it can."""
+    """Why a model of ``size`` is not built, or None when it is: first the size cap, whatever the
+    deadline (:func:`optsched.solvers.highs.too_large`: above
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros no model is built, with or without a
+    time limit), then the time left (:func:`late`). Both reasons are given when both hold."""
+    from optsched.solvers.highs import too_large
+
+    reasons = [why for why in (too_large(size["terms"], "the model"), late(size, deadline)) if why]
+    return "size guard: " + "; ".join(reasons) if reasons else None
+
+
+def late(size: dict[str, int], deadline: Deadline) -> str | None:
+    """Why a model of ``size`` cannot be built and handed to HiGHS in the time left (None: it can,
+    or there is no limit)."""
     left, need = deadline.remaining(), build_seconds(size)
     if left is None or need <= left:
         return None
-    return (f"size guard: {size['terms']} non-zeros, ~{need:.1f} s to build and hand to HiGHS > "
-            f"{left:.1f} s left")
+    return f"{size['terms']} non-zeros, ~{need:.1f} s to build and hand to HiGHS > {left:.1f} s left"
 
 
 def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
@@ -347,11 +358,12 @@ def aggregate_lp(inst: Instance, *, deadline: Deadline, seed: int = 0, max_round
     m = None
     cuts: list[list[tuple[int, int]]] = []
     for _ in range(max_rounds):
-        guard = "expired" if deadline.expired() else too_big(hm.aggregate_lp_size(inst, cuts), deadline)
+        size = hm.aggregate_lp_size(inst, cuts)
+        guard = "expired" if deadline.expired() else too_big(size, deadline)
         if guard:
-            timed_out = True
-            info["stopped"] = (f"deadline: after {info['lp_solves']} LP solves, {info['cuts']} cuts "
-                               f"({guard})")
+            timed_out = guard == "expired" or late(size, deadline) is not None
+            info["stopped"] = (f"{'deadline' if timed_out else 'size cap'}: after "
+                               f"{info['lp_solves']} LP solves, {info['cuts']} cuts ({guard})")
             break
         if m is None:
             m = hm.build_aggregate_lp(inst)

@@ -148,3 +148,20 @@ def test_warm_start_survives_a_fixed_variable_in_a_constraint():
         m.x[i].value = v
     rep = solve_model(m, warm_start=True, time_limit=1e-6)
     assert rep.has_solution and rep.objective == pytest.approx(best)
+
+
+def test_size_cap_helper_refuses_only_above_the_cap_and_names_it():
+    """too_large: None up to MAX_MODEL_TERMS inclusive, a reason naming the cap and the model
+    above it; not_built_status says time_limit only when the time left ruled the model out."""
+    from optsched.solvers import highs
+
+    cap = highs.MAX_MODEL_TERMS
+    assert 10**5 <= cap <= 10**8                       # "a few minutes, a couple of GB"
+    assert highs.too_large(0, "M") is None and highs.too_large(cap, "M") is None
+    why = highs.too_large(cap + 1, "Model E")
+    assert why is not None and "Model E" in why and "MAX_MODEL_TERMS" in why and str(cap) in why
+    assert highs.too_large(3.1e9, "Model E") is not None
+    assert highs.not_built_status(True, late=False) is SolveStatus.FEASIBLE
+    assert highs.not_built_status(False, late=False) is SolveStatus.UNKNOWN
+    assert highs.not_built_status(True, late=True) is SolveStatus.TIME_LIMIT
+    assert highs.not_built_status(False, late=True) is SolveStatus.TIME_LIMIT
