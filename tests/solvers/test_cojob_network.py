@@ -399,3 +399,18 @@ def test_every_method_verifies_without_a_slack_charge(seed):
                     for g, row in enumerate(stage_completion_times(inst, res.schedule)) for s in row)
         assert value == plain, m.name
         assert value >= opt.objective * (1 - 1e-12), m.name
+
+
+def test_model_e_schedule_that_fails_verify_is_not_offered():
+    """Found by the robust property: two cojobs arriving at 2, each one flow of 1e-6 bytes on one
+    port. HiGHS' tolerance lets Model E complete both iterations before their arrival marker
+    (objective 2e-6, OPT 3e-6); its extracted schedule fails (6)-(8). ``exact`` raised; it now
+    keeps its verified incumbent, records why, and never calls the model's value optimal."""
+    from optsched.problems.cojob_network import Cojob, Instance, Job
+
+    cojob = Cojob(arrival=2.0, iterations=(1,), jobs=(Job(stages=1, flows=((0, 0, 1e-6),),
+                                                          compute=0.0),))
+    inst = Instance(machines=1, cojobs=(cojob, cojob), capacity=1.0)
+    res = solve(inst, "exact", time_limit=20)
+    assert res.objective == pytest.approx(3e-6, rel=1e-6)
+    assert res.lower_bound is None or res.lower_bound <= res.objective * (1 + 1e-6)
