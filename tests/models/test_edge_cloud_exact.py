@@ -7,8 +7,6 @@ trivial bound and the optimum."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
@@ -25,11 +23,7 @@ from optsched.solvers.highs import solve_model
 from optsched.workloads.edge_cloud import generate
 
 from tests.models.test_edge_cloud import HAND_MADE, _job
-
-_spec = importlib.util.spec_from_file_location(
-    "brute_edge_cloud", Path(__file__).parents[1] / "solvers" / "brute_edge_cloud.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_edge_cloud as brute
 
 
 SLOW_OLD = {9}  # the previous compact model needs ~6 s on tiny seed 9
