@@ -709,20 +709,17 @@ def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
     :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` is built) or cannot be built and handed to
     HiGHS in the time left (model building counts against the deadline). ``info["size_capped"]``
     is True when the cap alone ruled it out, so :func:`exact` does not call that a time limit."""
-    from optsched.solvers.highs import too_large
+    from optsched.solvers.highs import refuse
 
     build_s = BUILD_OVERHEAD_S + terms / BUILD_TERMS_PER_S
     left = deadline.remaining()
-    late = left is not None and build_s > left
-    cap = too_large(terms, what)
-    if cap is None and not late:
+    late = (f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to HiGHS > "
+            f"{left:.1f} s left" if left is not None and build_s > left else None)
+    refusal = refuse(terms, what, late)
+    if refusal is None:
         return True
-    reasons = [cap] if cap is not None else []
-    if late:
-        reasons.append(f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to "
-                       f"HiGHS > {left:.1f} s left")
-    info["stopped"] = "size guard: " + "; ".join(reasons)
-    info["size_capped"] = not late
+    info["stopped"] = f"size guard: {refusal}"
+    info["size_capped"] = refusal.late is None
     return False
 
 

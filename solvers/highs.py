@@ -82,6 +82,37 @@ def too_large(terms: float, what: str) -> str | None:
             f"(never built, whatever the time limit)")
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """Why a model is not built: over the size cap (:func:`too_large`, whatever the deadline),
+    too big for the time left (``late``), or both. Every family's size guard returns one (or None:
+    build it), so which reason held is read from the fields, never from the message.
+
+    >>> r = Refusal(cap=too_large(MAX_MODEL_TERMS + 1, "M"))
+    >>> r.status(True).value, str(r).startswith("size cap: M")
+    ('feasible', True)
+    >>> Refusal(late="10 s > 2 s left").status(True).value
+    'time_limit'
+    """
+
+    cap: str | None = None
+    late: str | None = None
+
+    def __str__(self) -> str:
+        return "; ".join(why for why in (self.cap, self.late) if why is not None)
+
+    def status(self, has_schedule: bool) -> SolveStatus:
+        """:func:`not_built_status` of an exact method refused for these reasons."""
+        return not_built_status(has_schedule, self.late is not None)
+
+
+def refuse(terms: float, what: str, late: str | None) -> Refusal | None:
+    """The :class:`Refusal` of a model of ``terms`` non-zeros (``late``: the family's own time-left
+    reason, None when it fits), or None when it is built."""
+    cap = too_large(terms, what)
+    return None if cap is None and late is None else Refusal(cap, late)
+
+
 def not_built_status(has_schedule: bool, late: bool) -> SolveStatus:
     """Status of an exact method whose model was not built: ``time_limit`` only when the time
     left also ruled the model out (``late``); otherwise ``feasible`` with the fallback schedule

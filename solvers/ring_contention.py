@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from optsched.result import Outcome, SolveStatus
 from optsched.solvers.cp import cp_method
 from optsched.tolerance import slack, slots_needed
 from optsched.workloads import ring_contention as _workloads
+
+if TYPE_CHECKING:
+    from optsched.solvers.highs import Refusal
 
 BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
 #: exact skips the pulse MILP when its estimated size (pulse binaries x[j,c,t,e], :func:`exact_size`)
@@ -630,22 +633,17 @@ def exact_size(inst: Instance, horizon: int) -> int:
     return total
 
 
-def _too_big(size: int, deadline: Deadline) -> str | None:
-    """Why the MILP of ``size`` pulse variables is not built (None: build it). The size cap comes
-    first, whatever the deadline: above :data:`EXACT_MAX_VARS` variables or
+def _too_big(size: int, deadline: Deadline) -> Refusal | None:
+    """Why the MILP of ``size`` pulse variables is not built (None: build it). The size cap holds
+    whatever the deadline: above :data:`EXACT_MAX_VARS` variables or
     :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (:data:`EXACT_TERMS_PER_VAR` per
     variable) M1 is never built, with or without a time limit; then the time-left check."""
-    reasons = [why for why in (_over_cap(size), _late(size, deadline)) if why is not None]
-    return "; ".join(reasons) if reasons else None
-
-
-def _over_cap(size: int) -> str | None:
-    """The size cap of :func:`_too_big` (None: under it)."""
-    from optsched.solvers.highs import too_large
+    from optsched.solvers.highs import Refusal, refuse
 
     if size > EXACT_MAX_VARS:
-        return f"size cap: the MILP of ~{size} variables exceeds EXACT_MAX_VARS = {EXACT_MAX_VARS}"
-    return too_large(size * EXACT_TERMS_PER_VAR, "M1")
+        return Refusal(f"size cap: the MILP of ~{size} variables exceeds EXACT_MAX_VARS = "
+                       f"{EXACT_MAX_VARS}", _late(size, deadline))
+    return refuse(size * EXACT_TERMS_PER_VAR, "M1", _late(size, deadline))
 
 
 def _late(size: int, deadline: Deadline) -> str | None:
@@ -686,13 +684,12 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
                        {**info, "closed_by": "lower bound"}, model_objective=float(ub))
     size = exact_size(inst, ub)
-    skipped = _too_big(size, deadline) if not deadline.expired() else "deadline expired"
-    if skipped is not None:
-        from optsched.solvers.highs import not_built_status
+    from optsched.solvers.highs import Refusal
 
-        status = not_built_status(incumbent is not None, not skipped.startswith("size cap") or
-                                  _late(size, deadline) is not None)
-        return Outcome(incumbent, status, float(lb), {**info, "skipped": skipped})
+    skipped = Refusal(late="deadline expired") if deadline.expired() else _too_big(size, deadline)
+    if skipped is not None:
+        return Outcome(incumbent, skipped.status(incumbent is not None), float(lb),
+                       {**info, "skipped": str(skipped)})
     from optsched.solvers.highs import report_outcome, solve_model
 
     at_bound, lb = _at_bound(inst, lb, deadline.within(deadline.limit(AT_BOUND_SHARE)), seed, info)

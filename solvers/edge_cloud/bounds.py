@@ -28,6 +28,7 @@ from optsched.tolerance import at_most, slack
 
 if TYPE_CHECKING:
     from optsched.models.edge_cloud import Column
+    from optsched.solvers.highs import Refusal
 
 #: Columns (job x placement x start) above which the configuration model is not enumerated (the
 #: estimate :func:`column_estimate` is checked first; paper scale is far above it).
@@ -154,17 +155,15 @@ def _placements_exceed(instance: Instance, cap: float) -> bool:
 
 
 def _too_big(size: float, per_unit: float, deadline: Deadline, what: str = "columns",
-             terms: float | None = None) -> str | None:
+             terms: float | None = None) -> Refusal | None:
     """Why a model of ``size`` columns (``terms`` non-zeros; ``size`` when not given) is not built
-    (None: build it). The size cap comes first, whatever the deadline: above
-    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (:func:`optsched.solvers.highs.
-    too_large`) no model is built, with or without a time limit; then the time left."""
-    from optsched.solvers.highs import too_large
+    (None: build it): above :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros
+    (:func:`optsched.solvers.highs.too_large`) no model is built, with or without a time limit;
+    and not when it cannot be built in the time left."""
+    from optsched.solvers.highs import refuse
 
-    cap = too_large(size if terms is None else terms, f"the model of ~{size:.0f} {what}")
-    late = _late(size, per_unit, deadline)
-    reasons = [why for why in (cap, late) if why is not None]
-    return "; ".join(reasons) if reasons else None
+    return refuse(size if terms is None else terms, f"the model of ~{size:.0f} {what}",
+                  _late(size, per_unit, deadline))
 
 
 def _late(size: float, per_unit: float, deadline: Deadline, what: str = "columns") -> str | None:
@@ -183,11 +182,11 @@ def _terms(columns: list["Column"]) -> int:
     return sum(1 + (col.run.end - col.run.start + 1) * (len(col.run.workers) + 1) for col in columns)
 
 
-def _capped(info: dict[str, Any], estimate: float, deadline: Deadline) -> None:
-    """Mark ``info["skipped"]`` as a size cap (``info["size_cap"]``) when the time left did not
-    also rule the model out (``estimate`` columns): exact then says ``feasible``, not
-    ``time_limit``."""
-    if _late(estimate, SECONDS_PER_COLUMN, deadline) is None:
+def _skip(info: dict[str, Any], refusal: Refusal) -> None:
+    """Record why no model is built (``info["skipped"]``); a refusal by a size cap alone is also
+    ``info["size_cap"]``, so exact says ``feasible``, not ``time_limit``."""
+    info["skipped"] = str(refusal)
+    if refusal.late is None:
         info["size_cap"] = info["skipped"]
 
 
@@ -398,6 +397,7 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     reason the configuration model is not built (``info`` records the sizes). Returns ``(schedule,
     UB, lower bound, kept columns or None)``."""
     from optsched.models.edge_cloud import run_columns, start_columns
+    from optsched.solvers.highs import Refusal
 
     sched, ub = incumbent(instance, deadline)
     bound = trivial_bound(instance)
@@ -406,10 +406,9 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     info["horizon"] = max(dl)
     estimate = column_estimate(instance, dl)
     if estimate > MAX_COLUMNS:
-        info["skipped"] = (f"size cap: more than MAX_COLUMNS = {MAX_COLUMNS} columns (job x "
-                           f"placement x start) or MAX_PLACEMENTS = {MAX_PLACEMENTS} placements of "
-                           f"one job")
-        _capped(info, estimate, deadline)
+        _skip(info, Refusal(f"size cap: more than MAX_COLUMNS = {MAX_COLUMNS} columns (job x "
+                            f"placement x start) or MAX_PLACEMENTS = {MAX_PLACEMENTS} placements "
+                            f"of one job", _late(estimate, SECONDS_PER_COLUMN, deadline)))
         return sched, ub, bound, None
     columns = run_columns(instance, dl)
     lag = lagrangian(instance, columns, ub, deadline=deadline)
@@ -422,12 +421,10 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     kept = [col for k, col in enumerate(columns)
             if k in forced or at_most(lag.bound + lag.reduced[k], ub - 1)]
     info.update(n_columns=len(columns), n_kept=len(kept), lagrangian=lag.bound)
-    skipped = ("deadline passed" if deadline.expired() else
+    skipped = (Refusal(late="deadline passed") if deadline.expired() else
                _too_big(len(kept), SECONDS_PER_COLUMN, deadline, terms=_terms(kept)))
     if skipped is not None:
-        info["skipped"] = skipped
-        if skipped.startswith("size cap"):
-            _capped(info, len(kept), deadline)
+        _skip(info, skipped)
         return sched, ub, bound, None
     return sched, ub, bound, kept
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from optsched import tolerance
 from optsched.deadline import Deadline
@@ -42,9 +42,12 @@ from optsched.result import Outcome, SolveStatus
 from optsched.solvers.cp import cp_method
 from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, gavel_fifo,
                                                    sched_allox, sched_homo, srtf)
-from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare, late,
+from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare,
                                               lemma_checks, list_schedule, rl_starts, too_big)
 from optsched.workloads import hetero_gpu as _workloads
+
+if TYPE_CHECKING:
+    from optsched.solvers.highs import Refusal
 
 #: The heuristics ``exact`` starts from, best verified one first used (its cost gives the MILP's
 #: deadlines d_n, digest §3.3, and it is the MIP start): Hare on the aggregate LP with the
@@ -171,25 +174,24 @@ def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadlin
     return schedule, cost, name
 
 
-def _not_built(inst: Instance, guard: str, start: Schedule | None, deadline: Deadline,
+def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline: Deadline,
                seed: int, info: dict[str, Any]) -> Outcome:
     """``exact`` when its model is over the size cap or does not fit the time left
     (:func:`~optsched.solvers.hetero_gpu.hare.too_big`): the Hare schedule (run now, on what is
     left, if there is none yet) with the completion bound, through ``report_outcome``; status
     ``time_limit`` only when the time left ruled the model out, else ``feasible``
-    (:func:`optsched.solvers.highs.not_built_status`)."""
+    (:meth:`optsched.solvers.highs.Refusal.status`)."""
     from optsched.models import hetero_gpu as hm
-    from optsched.solvers.highs import SolveReport, not_built_status, report_outcome
+    from optsched.solvers.highs import SolveReport, report_outcome
 
-    info["stopped"] = f"Hare_Sched not built: {guard}"
+    info["stopped"] = f"Hare_Sched not built: size guard: {guard}"
     if start is None:
         start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
         info["fallback"] = "hare (aggregate_lp)"
     else:
         info["fallback"] = info["start"]
-    rep = SolveReport(not_built_status(start is not None, late(hm.exact_size(inst), deadline)
-                                       is not None or not guard.startswith("size guard: size cap")),
-                      math.inf, None, False, 0.0, {"solver": "highs", "termination": "not built"})
+    rep = SolveReport(guard.status(start is not None), math.inf, None, False, 0.0,
+                      {"solver": "highs", "termination": "not built"})
     bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
     return report_outcome(rep, lambda: None, lower_bound=float(bound), fallback=start, info=info)
 
@@ -226,7 +228,7 @@ def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcom
     guard = too_big(hm.rl_size(inst, "paper_full"), deadline)
     if guard:
         return Outcome(None, SolveStatus.TIME_LIMIT, trivial,
-                       {"stopped": f"Hare_Sched_RL not built: {guard}",
+                       {"stopped": f"Hare_Sched_RL not built: size guard: {guard}",
                         "bound": "completion_lower_bounds"})
     m = hm.build_rl(inst, "paper_full")
     rep = solve_model(m, deadline=deadline, seed=seed)

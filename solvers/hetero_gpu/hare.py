@@ -27,6 +27,7 @@ from optsched.result import Outcome, SolveStatus
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
+    from optsched.solvers.highs import Refusal
 
 #: Above this many tasks ``hare`` takes x̂ from the aggregate LP instead of the RL MILP
 #: (the default of :attr:`HareParams.rl_max_tasks`).
@@ -174,15 +175,14 @@ def build_seconds(size: dict[str, int]) -> float:
     return BUILD_OVERHEAD_S + size["terms"] / BUILD_TERMS_PER_S
 
 
-def too_big(size: dict[str, int], deadline: Deadline) -> str | None:
-    """Why a model of ``size`` is not built, or None when it is: first the size cap, whatever the
+def too_big(size: dict[str, int], deadline: Deadline) -> Refusal | None:
+    """Why a model of ``size`` is not built, or None when it is: the size cap, whatever the
     deadline (:func:`optsched.solvers.highs.too_large`: above
     :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros no model is built, with or without a
-    time limit), then the time left (:func:`late`). Both reasons are given when both hold."""
-    from optsched.solvers.highs import too_large
+    time limit), and the time left (:func:`late`), as a :class:`~optsched.solvers.highs.Refusal`."""
+    from optsched.solvers.highs import refuse
 
-    reasons = [why for why in (too_large(size["terms"], "the model"), late(size, deadline)) if why]
-    return "size guard: " + "; ".join(reasons) if reasons else None
+    return refuse(size["terms"], "the model", late(size, deadline))
 
 
 def late(size: dict[str, int], deadline: Deadline) -> str | None:
@@ -272,7 +272,7 @@ def rl_starts(inst: Instance, mode: str = "paper_full", *, deadline: Deadline, s
     info: dict[str, Any] = {"relaxation": mode, "rl_solves": 0}
     guard = too_big(hm.rl_size(inst, mode), deadline)
     if guard:
-        info["stopped"] = guard
+        info["stopped"] = f"size guard: {guard}"
         return {}, info
     m = hm.build_rl(inst, mode)
     rep = None
@@ -358,12 +358,12 @@ def aggregate_lp(inst: Instance, *, deadline: Deadline, seed: int = 0, max_round
     m = None
     cuts: list[list[tuple[int, int]]] = []
     for _ in range(max_rounds):
-        size = hm.aggregate_lp_size(inst, cuts)
-        guard = "expired" if deadline.expired() else too_big(size, deadline)
-        if guard:
-            timed_out = guard == "expired" or late(size, deadline) is not None
+        guard = None if deadline.expired() else too_big(hm.aggregate_lp_size(inst, cuts), deadline)
+        if deadline.expired() or guard is not None:
+            timed_out = guard is None or guard.late is not None
+            why = "expired" if guard is None else f"size guard: {guard}"
             info["stopped"] = (f"{'deadline' if timed_out else 'size cap'}: after "
-                               f"{info['lp_solves']} LP solves, {info['cuts']} cuts ({guard})")
+                               f"{info['lp_solves']} LP solves, {info['cuts']} cuts ({why})")
             break
         if m is None:
             m = hm.build_aggregate_lp(inst)
