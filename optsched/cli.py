@@ -454,7 +454,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="write worst.json, the two schedules, result.json and results.jsonl "
                         "(resumable) to DIR")
     s.set_defaults(run=cmd_worst)
+
+    s = command("schema", "print the JSON Schema of a family's instance or schedule format",
+                "Print the JSON Schema (draft 2020-12) of FAMILY's instance or schedule JSON: "
+                "every field with its meaning in the paper's notation, its type and its bounds; "
+                "every position of a positional array is named.")
+    s.add_argument("family", metavar="FAMILY", help="a family, see 'optsched families'")
+    s.add_argument("kind", nargs="?", default="instance", choices=("instance", "schedule"),
+                   metavar="KIND", help="instance or schedule (default: %(default)s)")
+    s.set_defaults(run=cmd_schema)
     return p
+
+
+def cmd_schema(args) -> None:
+    """Print the JSON Schema of a family's instance or schedule document (indent 2)."""
+    from optsched.schema import schema
+
+    print(json.dumps(schema(args.family, args.kind), indent=2, ensure_ascii=False))
 
 
 def _positive(text: str) -> float:
