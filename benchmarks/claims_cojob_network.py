@@ -37,6 +37,8 @@ from optsched.io import load_instance
 from optsched.registry import solve
 from optsched.simulate.flows import simulate, sum_sct
 from optsched.solvers import cojob_network as cs
+from optsched.solvers.cojob_network import algorithm as cs_algorithm
+from optsched.solvers.cojob_network import baselines as cs_baselines
 from optsched.workloads.cojob_network import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +91,7 @@ def chains(extra: dict) -> dict:
         params = cs.SPEC.method(name).params
         broken = 0
         for inst in insts:
-            order, _ = cs.offline_order(inst, params)
+            order, _ = cs_algorithm.offline_order(inst, params)
             pos = {a: n for n, a in enumerate(order)}
             broken += any(pos[g, k - 1] > pos[g, k] for g, k in inst.stages if k)
         holds.append(broken == 0)
@@ -103,7 +105,7 @@ def chains(extra: dict) -> dict:
 
 
 def run(inst, name: str, limit: float) -> float | None:
-    res = simulate(inst, cs.make_policy(inst, name), record=False, deadline=Deadline.after(limit))
+    res = simulate(inst, cs_baselines.make_policy(inst, name), record=False, deadline=Deadline.after(limit))
     return sum_sct(inst, res) / len(inst.stages) if res.complete else None
 
 

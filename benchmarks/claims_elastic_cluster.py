@@ -27,7 +27,7 @@ from claims import label, write
 from optsched import generate, solve
 from optsched.problems.elastic_cluster import Instance
 from optsched.solvers.elastic_cluster import READINGS
-from optsched.solvers.elastic_cluster.aonline import theorem_alpha
+from optsched.solvers.elastic_cluster.algorithm import theorem_alpha
 from optsched.solvers.elastic_cluster.placement import PriceState, job_best, mincost_distributed_ps
 
 ROOT = Path(__file__).resolve().parents[1]

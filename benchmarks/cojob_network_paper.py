@@ -19,7 +19,7 @@ import numpy as np
 
 from optsched.problems.cojob_network import Cojob, Instance, Job
 from optsched.simulate.flows import FairShare, simulate
-from optsched.solvers.cojob_network import make_policy
+from optsched.solvers.cojob_network.baselines import make_policy
 from optsched.workloads.cojob_network import generate
 
 POLICIES = ("grouper", "grouper_offline", "baraat", "sincronia", "fair_share")

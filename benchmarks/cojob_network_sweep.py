@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from optsched.simulate.flows import simulate
-from optsched.solvers.cojob_network import make_policy
+from optsched.solvers.cojob_network.baselines import make_policy
 from optsched.workloads.cojob_network import generate
 
 

@@ -17,7 +17,7 @@ import sys
 import time
 
 from optsched.registry import solve
-from optsched.solvers.elastic_cluster.aonline import a_maxweight
+from optsched.solvers.elastic_cluster.algorithm import a_maxweight
 from optsched.solvers.elastic_cluster.baselines import jain_greedy
 from optsched.workloads.elastic_cluster import generate
 

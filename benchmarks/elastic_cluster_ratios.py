@@ -21,7 +21,12 @@ import numpy as np
 
 from optsched.models import elastic_cluster as em
 from optsched.registry import solve
-from optsched.solvers.elastic_cluster.aonline import a_maxweight, assumptions, gamma, theorem_alpha
+from optsched.solvers.elastic_cluster.algorithm import (
+    a_maxweight,
+    assumptions,
+    gamma,
+    theorem_alpha,
+)
 from optsched.solvers.elastic_cluster.baselines import jain_greedy
 from optsched.solvers.elastic_cluster.placement import PriceState, mincost_distributed_ps
 from optsched.solvers.highs import solve_model

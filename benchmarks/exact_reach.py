@@ -15,7 +15,7 @@ Protocol (benchmarks/README.md, "Exact reach"):
   (architecture ``ps`` for even seeds, ``allreduce`` for odd ones, as the preset); ring_contention ``sizes`` = the small mix of
   GPUs per job {1:3, 2:2, 4:1} repeated to ``size`` jobs);
 * engines: ``milp`` = the registry's ``exact`` (``optsched.solve(inst, "exact", time_limit=...)``,
-  HiGHS, threads = 1, gap 0) and ``cp`` = ``optsched.solvers.cp`` ``exact_cp`` (CP-SAT, one
+  HiGHS, threads = 1, gap 0) and ``cp`` = each family's registered ``exact_cp`` (CP-SAT, one
   worker), each with the same time limit, seed 0, one instance at a time in this process;
 * "proven" = status ``optimal`` after ``verify`` (the registry's ``make_result`` path for both
   engines, so a model objective that disagrees with ``verify`` is demoted and not proven);
@@ -49,7 +49,7 @@ from typing import Any, Callable
 import optsched
 from optsched import tolerance
 from optsched.deadline import Deadline
-from optsched.registry import make_result
+from optsched.registry import get_method, make_result
 from optsched.result import Result, SolveStatus
 
 
@@ -93,9 +93,7 @@ def run_engine(engine: str, inst, time_limit: float) -> Result:
     """One solve of ``inst`` by ``engine``, verified through the registry's ``make_result``."""
     if engine == "milp":
         return optsched.solve(inst, "exact", time_limit=time_limit, seed=0)
-    from optsched.solvers.cp import cp_method
-
-    entry = cp_method(inst.FAMILY)
+    entry = get_method(inst.FAMILY, "exact_cp")
     start = time.perf_counter()
     outcome = entry.run(inst, Deadline.after(time_limit), 0)
     return make_result(inst, entry, outcome, time.perf_counter() - start, 0)

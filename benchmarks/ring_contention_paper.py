@@ -19,7 +19,7 @@ import time
 from optsched.deadline import NEVER
 from optsched.problems.ring_contention import average_jct, verify
 from optsched.registry import solve
-from optsched.solvers import ring_contention as rc
+from optsched.solvers.ring_contention import algorithm as rc
 from optsched.workloads.ring_contention import generate
 
 BASELINES = ("first_fit", "list_scheduling")

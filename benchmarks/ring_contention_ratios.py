@@ -17,7 +17,8 @@ import time
 
 from optsched.models import ring_contention as rm
 from optsched.registry import solve
-from optsched.solvers import ring_contention as rc
+from optsched.solvers.ring_contention import algorithm as rc_algorithm
+from optsched.solvers.ring_contention import exact as rc_exact
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import generate
 
@@ -27,17 +28,17 @@ METHODS = ("sjf_bco", "first_fit", "list_scheduling", "random")
 def one(preset: str, seed: int) -> dict:
     inst = generate(preset, seed)
     t0 = time.perf_counter()
-    model = rm.build_exact(inst, rc.upper_bound_schedule(inst)[0])
+    model = rm.build_exact(inst, rc_exact.upper_bound_schedule(inst)[0])
     rep = solve_model(model)
     row = {"seed": seed, "opt": rep.objective, "status": rep.status.value,
            "m1_s": time.perf_counter() - t0, "m1_vars": model.nvariables(),
            "m1_cons": model.nconstraints(), "lb": solve(inst, "lower_bound").lower_bound}
     for m in METHODS:
         row[m] = solve(inst, m, seed=seed).objective
-    search = rc.sjf_bco_search(inst)
-    est = rc.rho_hat(inst)
+    search = rc_algorithm.sjf_bco_search(inst)
+    est = rc_algorithm.rho_hat(inst)
     theta_star = solve_model(rm.build_budget(inst, durations="estimate", rho_hat=est)).objective
-    c = rc.constants(inst)
+    c = rc_algorithm.constants(inst)
     row.update(theta=search.theta, w_max=float(search.state.U.max()), theta_star=theta_star,
                n_g=c["n_g"], Phi=c["Phi"], u=c["u"], l=c["l"],
                claimed=c["n_g"] * c["Phi"] * c["u"] / c["l"],

@@ -28,13 +28,28 @@ from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import edge_cloud as _problem
 from optsched.problems.edge_cloud import verify_preemptive
-from optsched.solvers.cp import cp_method
-from optsched.solvers.edge_cloud.algorithm import (BATCHSCHE, BATCHSCHE_COMPLETION, COMPLETION,
-                                                   COMPLETION_MODEL, DSTAR, ECT, FAITHFUL, MODEL,
-                                                   AOnlineParams, a_online)
-from optsched.solvers.edge_cloud.baselines import (PreemptiveParams, drf, fifo, greedy_ect,
-                                                   preemptive)
-from optsched.solvers.edge_cloud.bounds import exact, lower_bound
+from optsched.solvers.cpsat import cp_method
+from optsched.solvers.edge_cloud.algorithm import (
+    BATCHSCHE,
+    BATCHSCHE_COMPLETION,
+    COMPLETION,
+    COMPLETION_MODEL,
+    DSTAR,
+    ECT,
+    FAITHFUL,
+    MODEL,
+    a_online,
+)
+from optsched.solvers.edge_cloud.baselines import (
+    PreemptiveParams,
+    drf,
+    fifo,
+    greedy_ect,
+    preemptive,
+)
+from optsched.solvers.edge_cloud.bounds import lower_bound
+from optsched.solvers.edge_cloud.cp import exact_cp
+from optsched.solvers.edge_cloud import exact
 from optsched.workloads import edge_cloud as _workloads
 
 #: ``preemptive_overhead``: slots of progress lost per preemption (paper: not given; digest §6.2),
@@ -68,8 +83,8 @@ METHODS = (
            verify=partial(verify_preemptive, overhead=OVERHEAD.overhead,
                           respect_delay=OVERHEAD.respect_delay),
            description="Preemptive with delay and 0.25-slot preemption cost (Figs. 9-10)"),
-    Method("exact", "exact", exact, description="time-indexed MILP of (2), HiGHS, gap 0"),
-    cp_method("edge_cloud"),
+    Method("exact", "exact", exact.exact, description="time-indexed MILP of (2), HiGHS, gap 0"),
+    cp_method(exact_cp, "interval per job, cumulative worker/PS capacity per server"),
     Method("lower_bound", "bound", lower_bound,
            description="max(per-job bound, LP relaxation of the exact MILP)"),
 )
@@ -92,5 +107,4 @@ SPEC = Family(
     ratio_preset="small",
 )
 
-__all__ = ["AOnlineParams", "METHODS", "OVERHEAD", "PreemptiveParams", "SPEC", "a_online", "drf",
-           "exact", "fifo", "greedy_ect", "lower_bound", "preemptive"]
+__all__ = ["METHODS", "SPEC"]

@@ -42,7 +42,12 @@ from optsched.method import Params, param
 from optsched.problems.edge_cloud import Instance, Run, Schedule
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.online import (
-    BatchResult, Candidate, UsageLedger, doubling_rounds, exponential_price, next_window,
+    BatchResult,
+    Candidate,
+    UsageLedger,
+    doubling_rounds,
+    exponential_price,
+    next_window,
     primal_dual_admission,
 )
 

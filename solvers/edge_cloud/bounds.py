@@ -12,14 +12,21 @@ loops stop with a valid bound.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from optsched.deadline import NEVER, Deadline
-from optsched.problems.edge_cloud import (Instance, Run, Schedule, deadlines, earliest_start,
-                                          min_flow, verify)
+from optsched.problems.edge_cloud import (
+    Instance,
+    Run,
+    Schedule,
+    deadlines,
+    earliest_start,
+    min_flow,
+    verify,
+)
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
 from optsched.solvers.edge_cloud.baselines import drf, fifo, greedy_ect
@@ -29,6 +36,7 @@ from optsched.tolerance import at_most, slack
 if TYPE_CHECKING:
     from optsched.models.edge_cloud import Column
     from optsched.solvers.highs import Refusal
+
 
 #: Columns (job x placement x start) above which the configuration model is not enumerated (the
 #: estimate :func:`column_estimate` is checked first; paper scale is far above it).
@@ -392,7 +400,7 @@ def _use(inc: _Incidence, k: int, left: np.ndarray, sign: float) -> None:
     left[inc.Ac.indices[lo:hi]] += sign * inc.Ac.data[lo:hi]
 
 
-def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any]):
+def reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any]):
     """The heuristic incumbent, the Lagrangian and the columns kept by reduced-cost fixing, or the
     reason the configuration model is not built (``info`` records the sizes). Returns ``(schedule,
     UB, lower bound, kept columns or None)``."""
@@ -429,55 +437,6 @@ def _reduced_columns(instance: Instance, deadline: Deadline, info: dict[str, Any
     return sched, ub, bound, kept
 
 
-def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Configuration MILP of (2) (:func:`optsched.models.edge_cloud.build_pattern`), HiGHS, gap 0.
-
-    1. Incumbent: the best heuristic (:func:`incumbent`); its total flow sets the per-job
-       deadlines (digest §3.3) and so the columns (job, placement, start).
-    2. :func:`lagrangian` bounds (2), may improve the incumbent, and fixes to 0 every column whose
-       reduced cost shows it is in no schedule better than the incumbent (``L + rc > UB - 1``:
-       flows are integers), except the incumbent's own columns.
-    3. The MILP over the remaining columns (the incumbent's columns always among them) is solved
-       with the incumbent as MIP start (:func:`~optsched.models.edge_cloud.set_start`).
-
-    The result is never worse than the incumbent: if HiGHS returns nothing better, the incumbent is
-    returned (``info["incumbent"]``: "heuristic" or "lagrangian"), with status ``time_limit`` when
-    the deadline stopped the solve. The lower bound is the largest of HiGHS' dual bound on the
-    reduced model (valid for (2): every schedule it excludes is no better than the incumbent,
-    which it contains), the Lagrangian bound and :func:`trivial_bound`. Above :data:`MAX_COLUMNS`
-    columns, :data:`MAX_PLACEMENTS` placements of a job or
-    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (size caps, whatever the deadline),
-    or when the model cannot be built in the time left (:data:`SECONDS_PER_COLUMN`), no model is
-    built (``info["skipped"]``) and the incumbent is returned, with status ``time_limit`` when the
-    time left ruled the model out and ``feasible`` when only a cap did (``info["size_cap"]``).
-
-    Exact for :func:`~optsched.problems.edge_cloud.verify`'s semantics: every column's length is
-    the least ``verify`` accepts (:func:`~optsched.models.edge_cloud.placements`).
-    """
-    from optsched.solvers.highs import not_built_status
-
-    info: dict[str, Any] = {}
-    sched, ub, bound, kept = _reduced_columns(instance, deadline, info)
-    if kept is None:
-        return Outcome(sched, not_built_status(sched is not None, "size_cap" not in info), bound,
-                       info)
-    from optsched.models.edge_cloud import build_pattern, extract_pattern, set_start
-    from optsched.solvers.highs import report_outcome, solve_model
-
-    model = build_pattern(instance, kept)
-    info["start_jobs"] = set_start(model, instance, sched)
-    info.update(n_vars=model.nvariables(), n_cons=model.nconstraints())
-    rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
-    if rep.status is SolveStatus.INFEASIBLE:  # cannot happen: the incumbent is in the model
-        rep = replace(rep, status=SolveStatus.UNKNOWN)
-    if rep.has_solution and not at_most(rep.objective, ub):  # stopped early, worse than the incumbent
-        rep = replace(rep, has_solution=False)
-    if rep.has_solution:
-        info["incumbent"] = "milp"
-    return report_outcome(rep, lambda: extract_pattern(instance, model), lower_bound=bound,
-                          fallback=sched, info=info)
-
-
 def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """The largest of :func:`trivial_bound`, the Lagrangian bound and the LP relaxation of the
     configuration model over the columns that survive reduced-cost fixing (a valid bound on (2):
@@ -494,7 +453,7 @@ def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
         info.update(trivial=bound,
                     lp=f"skipped: size cap: more than MAX_COLUMNS = {MAX_COLUMNS} placements")
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
-    _, _, bound, kept = _reduced_columns(instance, deadline, info)
+    _, _, bound, kept = reduced_columns(instance, deadline, info)
     if kept is None:
         info["lp"] = f"skipped: {info['skipped']}"
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
@@ -657,8 +616,7 @@ def _caps(cap: np.ndarray, L: int) -> np.ndarray:
     return np.repeat(cap.reshape(-1, 1), L, axis=1)
 
 
-__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY", "SECONDS_PER_COLUMN",
-           "Lagrangian",
-           "a_online_exact_oracle", "batch_lp_bound", "column_cost", "column_estimate", "exact",
-           "incumbent", "lagrangian", "lower_bound", "single_job_flow",
-           "price_column", "round_dual", "serial_schedule", "trivial_bound"]
+__all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY",
+           "SECONDS_PER_COLUMN", "Lagrangian", "a_online_exact_oracle", "batch_lp_bound",
+           "column_cost", "column_estimate", "incumbent", "lagrangian", "lower_bound",
+           "single_job_flow", "price_column", "round_dual", "serial_schedule", "trivial_bound"]

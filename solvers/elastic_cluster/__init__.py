@@ -32,12 +32,21 @@ from __future__ import annotations
 from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import elastic_cluster as _problem
-from optsched.solvers.cp import cp_method
-from optsched.solvers.elastic_cluster.aonline import COMPACT, AOnlineParams, a_online, four_alpha
+from optsched.solvers.cpsat import cp_method
+from optsched.solvers.elastic_cluster.algorithm import COMPACT, AOnlineParams, a_online, four_alpha
 from optsched.solvers.elastic_cluster.baselines import (
-    AntmanParams, FifoParams, TiresiasParams, antman, drf, fifo, preemptive_checker, tiresias,
+    AntmanParams,
+    FifoParams,
+    TiresiasParams,
+    antman,
+    drf,
+    fifo,
+    preemptive_checker,
+    tiresias,
 )
-from optsched.solvers.elastic_cluster.bounds import exact, lower_bound
+from optsched.solvers.elastic_cluster.bounds import lower_bound
+from optsched.solvers.elastic_cluster.cp import exact_cp
+from optsched.solvers.elastic_cluster import exact
 from optsched.workloads import elastic_cluster as _workloads
 
 #: The registered readings of A_online (one function, four parameter sets).
@@ -57,9 +66,9 @@ TIRESIAS = TiresiasParams()
 ANTMAN = AntmanParams()
 
 METHODS = (
-    Method("exact", "exact", exact,
+    Method("exact", "exact", exact.exact,
            description="time-indexed MILP over non-dominated placements (job x placement x start), gap 0"),
-    cp_method("elastic_cluster"),
+    cp_method(exact_cp, "interval per job, configuration choice, cumulative per resource"),
     Method("lower_bound", "bound", lower_bound, description="sum w_j (a_j + fastest alone)"),
     Method("a_online", "algorithm", a_online, params=A_ONLINE, guarantee=four_alpha,
            description="Alg. 1-3 + A_mincost*/A_RAmincost* (Theorem 5: 4 alpha)"),
@@ -109,5 +118,4 @@ SPEC = Family(
     ratio_preset="small",
 )
 
-__all__ = ["METHODS", "READINGS", "SPEC", "AOnlineParams", "AntmanParams", "FifoParams", "TiresiasParams",
-           "a_online", "antman", "drf", "exact", "fifo", "lower_bound", "tiresias"]
+__all__ = ["METHODS", "READINGS", "SPEC"]

@@ -32,7 +32,7 @@ when verify_preemptive's own (2f) expression ``covers`` W_j.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

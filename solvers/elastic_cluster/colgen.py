@@ -23,6 +23,7 @@ from optsched.solvers.elastic_cluster.placement import PriceState, SubPlan, job_
 if TYPE_CHECKING:
     from optsched.models.elastic_cluster import Column
 
+
 EPS = 1e-7
 
 

@@ -28,229 +28,28 @@ the functions that use them), so collecting the Family is cheap.
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
-
-from optsched import tolerance
-from optsched.deadline import Deadline
 from optsched.family import CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import hetero_gpu as _problem
-from optsched.problems.hetero_gpu import Instance, Schedule, verify
-from optsched.result import Outcome, SolveStatus
-from optsched.solvers.cp import cp_method
-from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, gavel_fifo,
-                                                   sched_allox, sched_homo, srtf)
-from optsched.solvers.hetero_gpu.hare import (RL_MAX_TASKS, HareParams, aggregate_lp, hare,
-                                              lemma_checks, list_schedule, rl_starts, too_big)
+from optsched.solvers.cpsat import cp_method
+from optsched.solvers.hetero_gpu.algorithm import HareParams, hare, theorem4_bound
+from optsched.solvers.hetero_gpu.baselines import (
+    SchedHomoParams,
+    SrtfParams,
+    gavel_fifo,
+    sched_allox,
+    sched_homo,
+    srtf,
+)
+from optsched.solvers.hetero_gpu.bounds import lower_bound, rl_bound
+from optsched.solvers.hetero_gpu.cp import exact_cp
+from optsched.solvers.hetero_gpu import exact
 from optsched.workloads import hetero_gpu as _workloads
 
-if TYPE_CHECKING:
-    from optsched.solvers.highs import Refusal
-
-#: The heuristics ``exact`` starts from, best verified one first used (its cost gives the MILP's
-#: deadlines d_n, digest §3.3, and it is the MIP start): Hare on the aggregate LP with the
-#: paper's line 12 and the earliest-finish / earliest-start readings, and two cheap baselines.
-EXACT_START = HareParams(relaxation="aggregate_lp")
-START_HEURISTICS = ((hare, EXACT_START),
-                    (hare, replace(EXACT_START, gpu_choice="earliest_finish", tie="index")),
-                    (hare, replace(EXACT_START, gpu_choice="earliest_start", tie="fastest")),
-                    (srtf, SrtfParams(weighted=True)),
-                    (sched_homo, SchedHomoParams()))
-#: Share of the time left that ``exact`` gives its starting heuristics.
-START_SHARE = 0.25
-
-
-def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Optimal schedule of Hare_Sched (4)-(8), gap 0: the time-indexed MILP on the data's exact time
-    grid when it has one and fits, else the big-M MILP with windows and symmetry breaking
-    (:func:`_build`; ``info["model"]`` says which).
-
-    The MILP (:func:`optsched.models.hetero_gpu.build_exact`) takes its deadlines d_n from the best
-    verified schedule of :data:`START_HEURISTICS` and starts from it (a MIP start,
-    :func:`~optsched.models.hetero_gpu.set_start`). It is built in normalised units
-    (:func:`optsched.models.hetero_gpu.time_unit`); its objective and bound are converted back (a
-    power of two: exact) before they are reported.
-
-    Deadline: the starting heuristics get at most :data:`START_SHARE` of the time left, the MILP
-    the rest. When the model (:func:`optsched.models.hetero_gpu.exact_size`) is over the size cap
-    (:data:`optsched.solvers.highs.MAX_MODEL_TERMS`, whatever the deadline) or too big to build and
-    hand to HiGHS in the time left (:func:`~optsched.solvers.hetero_gpu.hare.too_big`), it is not
-    built: the best start is returned as the fallback with the completion bound ``sum_n w_n
-    LBC_n`` (``info["stopped"]`` says why), status ``time_limit`` when the time left ruled it out,
-    else ``feasible``. When HiGHS stops
-    without a schedule, or with one worse than the start, the start is returned (status
-    ``time_limit``, HiGHS' bound; ``info["returned"] = "warm start"``): the incumbent is never worse
-    than the schedule the MILP started from.
-    """
-    from optsched.models import hetero_gpu as hm
-    from optsched.solvers.highs import report_outcome, solve_model
-
-    inst = instance
-    size = hm.exact_size(inst)
-    info: dict[str, Any] = {"binaries": size["binaries"], "rows": size["rows"]}
-    guard = too_big(size, deadline)
-    if guard:
-        return _not_built(inst, guard, None, deadline, seed, info)
-    start, cost, info["start"] = _best_start(inst, deadline.within(deadline.limit(START_SHARE)), seed)
-    info["start_cost"] = cost
-    guard = too_big(size, deadline)
-    if guard:
-        return _not_built(inst, guard, start, deadline, seed, info)
-    m, extract = _build(inst, cost, start, deadline, info)
-    rep = solve_model(m, deadline=deadline, seed=seed, warm_start=True)
-    unit = m.objective_unit
-    rep = replace(rep, objective=rep.objective * unit, bound=None if rep.bound is None else rep.bound * unit)
-    out = report_outcome(rep, lambda: extract(inst, m), fallback=start, info=info)
-    if rep.status is not SolveStatus.OPTIMAL and out.schedule is not start \
-            and verify(inst, out.schedule) > cost:
-        return Outcome(start, out.status, out.lower_bound, {**out.info, "returned": "warm start"})
-    return out
-
-
-def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, info: dict):
-    """The exact model with its MIP start set, and its extractor: time-indexed
-    (:func:`~optsched.models.hetero_gpu.build_time_indexed`) when the data lie on a grid and the
-    model has at most :data:`~optsched.models.hetero_gpu.MAX_SLOTS` start variables and fits the
-    time left, else the continuous big-M model (:func:`~optsched.models.hetero_gpu.build_exact`);
-    ``info["model"]`` says which."""
-    from optsched.models import hetero_gpu as hm
-
-    windows = hm.time_indexed_windows(inst, cost)
-    if windows is not None:
-        size = hm.time_indexed_size(inst, windows)
-        if size["binaries"] <= hm.MAX_SLOTS and not too_big(size, deadline):
-            m = hm.build_time_indexed(inst, windows)
-            info.update(model="time_indexed", binaries=size["binaries"], grid=windows[0],
-                        warm_start=hm.set_time_indexed_start(m, inst, start))
-            return m, hm.extract_time_indexed
-    m = hm.build_exact(inst, upper_bound=cost)
-    hm.set_start(m, inst, start)
-    info.update(model="big_m", warm_start=True)
-    return m, hm.extract_schedule
-
-
-def _best_start(inst: Instance, deadline: Deadline, seed: int) -> tuple[Schedule, float, str]:
-    """The best verified schedule of :data:`START_HEURISTICS` run within ``deadline`` (the first
-    always runs, so there is one), improved by :func:`_improve`: ``(schedule, cost, name)``."""
-    best: tuple[Schedule, float, str] | None = None
-    for method, params in START_HEURISTICS:
-        if best is not None and deadline.expired():
-            break
-        out = method(inst, params, deadline=deadline, seed=seed)
-        if out.schedule is None:
-            continue
-        cost = verify(inst, out.schedule)
-        if best is None or cost < best[1]:
-            best = (out.schedule, cost, f"{method.__name__} {params}")
-    assert best is not None, "hare always returns a schedule"
-    return _improve(inst, *best, deadline)
-
-
-#: Line-12 rules :func:`_improve` re-runs Algorithm 1's list scheduling with.
-IMPROVE_RULES = (HareParams(), HareParams(gpu_choice="earliest_finish", tie="index"),
-                 HareParams(gpu_choice="earliest_start"))
-
-
-def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadline: Deadline,
-             rounds: int = 10) -> tuple[Schedule, float, str]:
-    """Re-run Algorithm 1's list scheduling (lines 4-18, :func:`list_schedule`) with x̂ = the
-    starts of the best schedule so far, under each rule of :data:`IMPROVE_RULES`, while that
-    improves the verified cost (at most ``rounds`` times, within ``deadline``)."""
-    for _ in range(rounds):
-        xhat = {t.key: t.start for t in schedule.runs}
-        found = False
-        for params in IMPROVE_RULES:
-            if deadline.expired():
-                return schedule, cost, name
-            other = list_schedule(inst, xhat, params)
-            value = verify(inst, other)
-            if value < cost and not tolerance.close(value, cost):
-                schedule, cost, found = other, value, True
-                name = name if name.endswith("+ list rescheduling") else f"{name} + list rescheduling"
-        if not found:
-            break
-    return schedule, cost, name
-
-
-def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline: Deadline,
-               seed: int, info: dict[str, Any]) -> Outcome:
-    """``exact`` when its model is over the size cap or does not fit the time left
-    (:func:`~optsched.solvers.hetero_gpu.hare.too_big`): the Hare schedule (run now, on what is
-    left, if there is none yet) with the completion bound, through ``report_outcome``; status
-    ``time_limit`` only when the time left ruled the model out, else ``feasible``
-    (:meth:`optsched.solvers.highs.Refusal.status`)."""
-    from optsched.models import hetero_gpu as hm
-    from optsched.solvers.highs import SolveReport, report_outcome
-
-    info["stopped"] = f"Hare_Sched not built: size guard: {guard}"
-    if start is None:
-        start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
-        info["fallback"] = "hare (aggregate_lp)"
-    else:
-        info["fallback"] = info["start"]
-    rep = SolveReport(guard.status(start is not None), math.inf, None, False, 0.0,
-                      {"solver": "highs", "termination": "not built"})
-    bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
-    return report_outcome(rep, lambda: None, lower_bound=float(bound), fallback=start, info=info)
-
-
-def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Aggregate-LP bound (:func:`~optsched.solvers.hetero_gpu.hare.aggregate_lp`).
-
-    Status rule of bounds: ``optimal`` when the cut loop converged (no HSSW inequality violated:
-    the LP optimum over every cut), ``time_limit`` when the deadline or the round cap stopped it
-    first; the bound is valid either way (the last LP solved to optimality, or the completion
-    bound when none was), and ``info["stopped"]`` says why it stopped.
-    """
-    lp = aggregate_lp(instance, deadline=deadline, seed=seed)
-    if not lp.converged and "stopped" not in lp.info:
-        lp.info["stopped"] = f"cut cap: {lp.info['lp_solves']} LP solves without convergence"
-    return Outcome(None, SolveStatus.OPTIMAL if lp.converged else SolveStatus.TIME_LIMIT,
-                   lp.value, lp.info)
-
-
-def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """The paper's relaxation Hare_Sched_RL: its MILP dual bound (= RL* when solved).
-
-    ``optimal`` when HiGHS proved RL*; otherwise the dual bound so far, or the completion bound
-    ``sum_n w_n LBC_n`` when there is none or the RL is over the size cap (whatever the deadline)
-    or too big to build in the time left (:func:`~optsched.solvers.hetero_gpu.hare.too_big`;
-    ``time_limit``, the bound contract's status for a stop by a cap, ``info["stopped"]``): valid
-    either way, since RL* <= OPT.
-    """
-    from optsched.models import hetero_gpu as hm
-    from optsched.solvers.highs import solve_model
-
-    inst = instance
-    trivial = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
-    guard = too_big(hm.rl_size(inst, "paper_full"), deadline)
-    if guard:
-        return Outcome(None, SolveStatus.TIME_LIMIT, trivial,
-                       {"stopped": f"Hare_Sched_RL not built: size guard: {guard}",
-                        "bound": "completion_lower_bounds"})
-    m = hm.build_rl(inst, "paper_full")
-    rep = solve_model(m, deadline=deadline, seed=seed)
-    if rep.status is SolveStatus.TIME_LIMIT:
-        info = {**rep.info, "stopped": "deadline: RL solve stopped by the time limit"}
-        bound = trivial if rep.bound is None else max(rep.bound, trivial)
-        return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
-    return Outcome(None, rep.status, rep.bound, rep.info)
-
-
-def theorem4_bound(inst: Instance) -> float:
-    """Theorem 4's claimed ratio α(2+α).
-
-    α of Lemma 3 (the worst per-task speed ratio across GPUs), evaluated on the instance.
-    """
-    return inst.alpha * (2 + inst.alpha)
-
-
 METHODS = (
-    Method("exact", "exact", exact, description="Hare_Sched (4)-(8): time-indexed MILP on the "
+    Method("exact", "exact", exact.exact, description="Hare_Sched (4)-(8): time-indexed MILP on the "
                                                 "exact time grid, else big-M MILP; gap 0"),
-    cp_method("hetero_gpu"),
+    cp_method(exact_cp, "optional interval per task x GPU, NoOverlap per GPU, round barriers"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
     Method("hare", "algorithm", hare, params=HareParams(), guarantee=theorem4_bound,
@@ -294,7 +93,4 @@ SPEC = Family(
     ratio_preset="small",
 )
 
-__all__ = ["EXACT_START", "HareParams", "METHODS", "RL_MAX_TASKS", "SPEC", "SchedHomoParams",
-           "SrtfParams", "exact", "gavel_fifo", "hare", "lemma_checks", "list_schedule",
-           "lower_bound", "rl_bound", "rl_starts", "sched_allox", "sched_homo", "srtf",
-           "theorem4_bound"]
+__all__ = ["METHODS", "SPEC"]

@@ -57,7 +57,7 @@ from optsched.deadline import NEVER, Deadline
 from optsched.method import Params, param
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.hetero_gpu.hare import check_choice
+from optsched.solvers.hetero_gpu.algorithm import check_choice
 
 GpuPick = Literal["index", "random"]
 GPU_CHOICES: tuple[str, ...] = ("index", "random")

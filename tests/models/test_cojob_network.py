@@ -12,7 +12,7 @@ import pytest
 from optsched.io import load_instance
 from optsched.models import cojob_network as cm
 from optsched.result import SolveStatus
-from optsched.solvers.cojob_network import solve_lp_primal
+from optsched.solvers.cojob_network.bounds import solve_lp_primal
 from optsched.solvers.highs import solve_model
 from optsched.workloads.cojob_network import generate
 

@@ -121,7 +121,7 @@ def test_toy_exact_is_7(arch):
 
 
 def test_safe_horizon_covers_serial_schedule():
-    from optsched.solvers.elastic_cluster.bounds import serial_schedule
+    from optsched.solvers.elastic_cluster.exact import serial_schedule
 
     for seed in range(6):
         inst = generate("tiny", seed)

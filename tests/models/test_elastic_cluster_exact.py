@@ -19,6 +19,7 @@ from optsched.models import elastic_cluster as em
 from optsched.problems.elastic_cluster import verify
 from optsched.registry import solve
 from optsched.solvers.elastic_cluster import bounds
+from optsched.solvers.elastic_cluster import exact as ex
 from optsched.solvers.highs import solve_model
 from optsched.workloads.elastic_cluster import generate
 
@@ -33,7 +34,7 @@ def _last(inst, cost):
 
 
 def _serial_cost(inst):
-    return verify(inst, bounds.serial_schedule(inst))
+    return verify(inst, ex.serial_schedule(inst))
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -113,7 +114,7 @@ def test_set_start_is_feasible_and_no_worse_than_its_schedule(seed):
     """set_start maps every plan of a verified schedule (servers permuted for the symmetry
     breaking) to a pattern that dominates it: the start satisfies every row and costs no more."""
     inst = generate("small", seed, n_jobs=(6, 6), n_servers=2)
-    best, upper = bounds._incumbent(inst, NEVER)
+    best, upper = ex._incumbent(inst, NEVER)
     last = _last(inst, upper)
     m = em.build_exact(inst, last)
     assert em.set_start(m, inst, best) == len(inst.jobs)
@@ -127,7 +128,7 @@ def test_set_start_is_feasible_and_no_worse_than_its_schedule(seed):
 def test_permuted_plans_verify_at_the_same_cost():
     inst = generate("small", 0, n_jobs=(6, 6))
     inst = dataclasses.replace(inst, capacity=(inst.capacity[0],) * 2)
-    best, upper = bounds._incumbent(inst, NEVER)
+    best, upper = ex._incumbent(inst, NEVER)
     plans = em._permuted(inst, best.plans)
     assert verify(inst, type(best)(tuple(plans))) == upper
 
@@ -135,7 +136,7 @@ def test_permuted_plans_verify_at_the_same_cost():
 @pytest.mark.parametrize("seed", range(3))
 def test_greedy_patterns_verifies_and_beats_the_serial_schedule(seed):
     inst = generate("small", seed, n_jobs=(8, 8))
-    schedule, cost = bounds.greedy_patterns(inst, em.safe_horizon(inst, _serial_cost(inst)))
+    schedule, cost = ex.greedy_patterns(inst, em.safe_horizon(inst, _serial_cost(inst)))
     assert verify(inst, schedule) == cost <= _serial_cost(inst)
 
 
@@ -144,7 +145,7 @@ def test_exact_never_returns_worse_than_its_warm_start(limit):
     """Time limits too short to prove (20 jobs): the schedule costs at most the best heuristic's
     (the fixed heuristics', and the MIP start's when the model was built)."""
     inst = generate("small", 2, n_jobs=(20, 20))
-    best, upper = bounds._incumbent(inst, NEVER)
+    best, upper = ex._incumbent(inst, NEVER)
     res = solve(inst, "exact", time_limit=limit)
     assert res.objective <= upper + 1e-9
     assert res.objective <= res.info.get("warm_start_cost", upper) + 1e-9
@@ -158,23 +159,23 @@ def test_better_prefers_the_warm_start_over_a_worse_incumbent():
     from optsched.solvers.highs import SolveReport
 
     inst = generate("small", 2, n_jobs=(6, 6))
-    best, upper = bounds._incumbent(inst, NEVER)
-    serial = bounds.serial_schedule(inst)
+    best, upper = ex._incumbent(inst, NEVER)
+    serial = ex.serial_schedule(inst)
     worse = verify(inst, serial)
     assert worse > upper
     rep = SolveReport(SolveStatus.TIME_LIMIT, worse, upper - 5, True, 1.0, {})
-    out = bounds._better(inst, rep, lambda: serial, best, upper, {})
+    out = ex._better(inst, rep, lambda: serial, best, upper, {})
     assert out.schedule is best and out.status == SolveStatus.TIME_LIMIT
     assert out.lower_bound == upper - 5
     rep_ok = SolveReport(SolveStatus.TIME_LIMIT, upper, upper - 5, True, 1.0, {})
-    assert bounds._better(inst, rep_ok, lambda: best, serial, worse, {}).schedule is best
+    assert ex._better(inst, rep_ok, lambda: best, serial, worse, {}).schedule is best
 
 
 def test_exact_refuses_a_model_too_large_to_scan():
     """Paper scale: the placement count is bounded before enumerating; no model, the best
     heuristic schedule with status time_limit."""
     inst = generate("paper", 0, n_jobs=12, n_servers=20)
-    assert em.pattern_bound(inst, 50) > bounds.MAX_SCAN
+    assert em.pattern_bound(inst, 50) > ex.MAX_SCAN
     res = solve(inst, "exact", time_limit=20)
     assert res.status.value == "time_limit" and res.schedule is not None
 
@@ -221,8 +222,8 @@ def test_start_windows_keep_every_optimum_reachable():
     for seed in range(3):
         inst = generate("small", seed, n_jobs=(8, 8))
         opt = solve(inst, "exact", time_limit=120)
-        best, upper = bounds._incumbent(inst, NEVER)
-        latest = em.latest_completions(inst, upper, bounds._others(inst, NEVER))
+        best, upper = ex._incumbent(inst, NEVER)
+        latest = em.latest_completions(inst, upper, ex._others(inst, NEVER))
         assert all(p.completion <= c for p, c in zip(opt.schedule.plans, latest))
         assert latest != em.latest_completions(inst, upper)  # tighter than the default
 
@@ -259,7 +260,7 @@ def test_exact_refuses_a_scan_longer_than_half_the_time_left():
     """6 servers and D <= 6 (about 18,000 placements) with 2 s: not enumerated, the best
     heuristic schedule returned at once (time_limit)."""
     inst = generate("small", 0, n_jobs=(4, 4), n_servers=6, max_chunks=6)
-    assert em.pattern_bound(inst, 20) * bounds.SCAN_PER_PLACEMENT > 1.0
+    assert em.pattern_bound(inst, 20) * ex.SCAN_PER_PLACEMENT > 1.0
     res = solve(inst, "exact", time_limit=2.0)
     assert res.status.value == "time_limit" and res.schedule is not None
     assert res.info["stopped"].startswith("size:")

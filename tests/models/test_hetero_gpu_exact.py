@@ -10,7 +10,8 @@ from optsched import generate, solve, verify
 from optsched.deadline import Deadline
 from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, Job, Schedule
-from optsched.solvers import hetero_gpu as hs
+from optsched.solvers.hetero_gpu import algorithm as hs_algorithm
+from optsched.solvers.hetero_gpu import exact as hs_exact
 from optsched.solvers.highs import solve_model
 
 from tests.models.test_hetero_gpu import HAND_MADE
@@ -34,7 +35,7 @@ def _solve_big_m(inst, upper_bound=None):
 
 
 def _start(inst):
-    return hs._best_start(inst, Deadline.after(30), 0)
+    return hs_exact._best_start(inst, Deadline.after(30), 0)
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -166,9 +167,9 @@ def test_three_round_jobs_equal_brute_force(seed):
 def test_list_rescheduling_never_worsens_the_start(seed):
     """_improve keeps the best verified cost: never above the heuristic it starts from."""
     inst = generate("hetero_gpu", "small", seed, max_tasks=16, n_jobs=(10, 10))
-    first = hs.hare(inst, hs.EXACT_START, deadline=Deadline.after(30)).schedule
+    first = hs_algorithm.hare(inst, hs_exact.EXACT_START, deadline=Deadline.after(30)).schedule
     cost = verify(inst, first)
-    sched, better, _ = hs._improve(inst, first, cost, "hare", Deadline.after(30))
+    sched, better, _ = hs_exact._improve(inst, first, cost, "hare", Deadline.after(30))
     assert verify(inst, sched) == pytest.approx(better, rel=1e-12)
     assert better <= cost
 

@@ -14,7 +14,8 @@ from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Instance, Schedule, completion_times, verify
 from optsched.result import SolveStatus
 from optsched.solvers.highs import solve_model
-from optsched.solvers.ring_contention import rho_hat, upper_bound_schedule
+from optsched.solvers.ring_contention.algorithm import rho_hat
+from optsched.solvers.ring_contention.exact import upper_bound_schedule
 from optsched.workloads.ring_contention import generate
 
 _spec = importlib.util.spec_from_file_location(

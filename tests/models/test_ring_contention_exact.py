@@ -19,7 +19,7 @@ from optsched.deadline import Deadline
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Schedule, completion_times, verify
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers import ring_contention as rc
+from optsched.solvers.ring_contention import exact as rc
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import generate
 
@@ -49,7 +49,7 @@ def test_model_equals_cp_sat(seed):
     """The model alone (no lower bound: no shortcut of ``exact``) at H = heuristic makespan has
     the optimum CP-SAT proves, on 22 five-job instances with split rings and contention."""
     pytest.importorskip("ortools")
-    from optsched.solvers.cp.ring_contention import exact_cp
+    from optsched.solvers.ring_contention.cp import exact_cp
 
     inst = _small(seed)
     ub, _ = rc.upper_bound_schedule(inst)

@@ -13,7 +13,10 @@ from optsched.deadline import Deadline
 from optsched.io import load_instance
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
-from optsched.solvers import cojob_network as cs
+from optsched.solvers.cojob_network import algorithm as cs_algorithm
+from optsched.solvers.cojob_network import baselines as cs_baselines
+from optsched.solvers.cojob_network import bounds as cs_bounds
+from optsched.solvers.cojob_network import exact as cs_exact
 from optsched.tolerance import close
 from optsched.workloads.cojob_network import generate
 
@@ -39,7 +42,7 @@ def test_exact_against_brute_force(seed):
     assert f_star - 1e-6 <= res.objective <= bf_value + 1e-6
     if close(bf_value, f_star):                                    # the old exact's proof
         assert close(res.objective, bf_value)
-    orders = cs.chain_orders(inst, cs.BF_LIMIT)
+    orders = cs_exact.chain_orders(inst, cs_exact.BF_LIMIT)
     assert sorted(orders) == sorted(brute.chain_orders(inst))
 
 
@@ -48,13 +51,13 @@ def test_exact_never_worse_than_the_heuristics(seed, monkeypatch):
     """With no model fitting the time (build cost huge), exact returns the best heuristic schedule
     (issue 14: an exact incumbent worse than a verified sincronia schedule), as time_limit."""
     inst = generate("tiny", seed)
-    heuristics = min(solve(inst, name).objective for name in cs.WARM_METHODS)
+    heuristics = min(solve(inst, name).objective for name in cs_exact.WARM_METHODS)
     assert solve(inst, "exact").objective <= heuristics + 1e-6
-    monkeypatch.setattr(cs, "BUILD_OVERHEAD_S", 1e9)
+    monkeypatch.setattr(cs_exact, "BUILD_OVERHEAD_S", 1e9)
     res = solve(inst, "exact", time_limit=30.0)
     assert res.status is SolveStatus.TIME_LIMIT and res.info["stopped"].startswith("size guard")
     assert res.objective == pytest.approx(heuristics, rel=1e-9)
-    assert res.lower_bound == pytest.approx(cs.chain_bound(inst))
+    assert res.lower_bound == pytest.approx(cs_bounds.chain_bound(inst))
 
 
 def _cj(iterations, *jobs, arrival=0.0):
@@ -138,9 +141,9 @@ def test_small_instances_run_every_method():
 
 def test_fig3_orders(data):
     inst = load_instance(data / FAMILY / "fig3.json")
-    order, _ = cs.offline_order(inst, cs.PdaParams(weights="paper", candidates="all"))
+    order, _ = cs_algorithm.offline_order(inst, cs_algorithm.PdaParams(weights="paper", candidates="all"))
     assert order == [(0, 0), (0, 1), (1, 0), (1, 1)]                 # spec A.1 trace
-    literal, _ = cs.offline_order(inst, cs.PdaParams(weights="literal", candidates="all"))
+    literal, _ = cs_algorithm.offline_order(inst, cs_algorithm.PdaParams(weights="literal", candidates="all"))
     assert literal == [(0, 0), (1, 0), (0, 1), (1, 1)]
     assert solve(inst, "pda").objective == pytest.approx(26.0)
     assert solve(inst, "grouper_offline").objective == pytest.approx(26.0)
@@ -156,10 +159,10 @@ def _chains(inst):
 @pytest.mark.parametrize("seed", range(10))
 def test_pda_lemma2_and_weak_duality(seed):
     inst = generate("small", seed)
-    lp = cs.solve_lp_primal(inst).value
+    lp = cs_bounds.solve_lp_primal(inst).value
     for weights in ("paper", "literal", "unit"):
-        order, cert = cs.pda_order(inst.loads, _chains(inst),
-                                   cs.PdaParams(weights=weights, candidates="all"))
+        order, cert = cs_algorithm.pda_order(inst.loads, _chains(inst),
+                                   cs_algorithm.PdaParams(weights=weights, candidates="all"))
         assert sorted(order) == sorted(inst.stages)
         rhos = [r for _, _, r in cert["trace"]]
         assert min(rhos) >= 0                                          # Lemma 2(d)
@@ -168,14 +171,14 @@ def test_pda_lemma2_and_weak_duality(seed):
                       if lam is not None and a in order[:n])
             assert got == pytest.approx(cert["w0"][a], rel=1e-9, abs=1e-12)
         if weights in ("literal", "unit"):
-            assert cs.dual_objective(inst, order, cert) <= lp + 1e-6   # feasible dual certificate
+            assert cs_algorithm.dual_objective(inst, order, cert) <= lp + 1e-6   # feasible dual certificate
 
 
 @pytest.mark.parametrize("seed", range(10))
 def test_chain_tail_orders_respect_chains(seed):
     inst = generate("small", seed)
-    order, _ = cs.pda_order(inst.loads, _chains(inst),
-                            cs.PdaParams(weights="paper", candidates="chain_tail", clip=True))
+    order, _ = cs_algorithm.pda_order(inst.loads, _chains(inst),
+                            cs_algorithm.PdaParams(weights="paper", candidates="chain_tail", clip=True))
     pos = {a: n for n, a in enumerate(order)}
     assert all(pos[g, k - 1] < pos[g, k] for g, k in inst.stages if k)
 
@@ -222,27 +225,27 @@ def test_determinism():
 def test_variants_are_one_function_with_params():
     """grouper and grouper_offline are the same function; params are recorded in the Result."""
     by_name = {m.name: m for m in methods(FAMILY)}
-    assert by_name["grouper"].func is by_name["grouper_offline"].func is cs.grouper
-    assert by_name["grouper_offline"].params == cs.GrouperParams(loads="offline")
-    assert by_name["pda"].params == cs.PdaParams()               # Algorithm 1 as printed
+    assert by_name["grouper"].func is by_name["grouper_offline"].func is cs_algorithm.grouper
+    assert by_name["grouper_offline"].params == cs_algorithm.GrouperParams(loads="offline")
+    assert by_name["pda"].params == cs_algorithm.PdaParams()               # Algorithm 1 as printed
     res = solve(generate("tiny", 1), "grouper_offline")
     assert res.info["params"] == {"weights": "paper", "candidates": "chain_tail", "clip": True,
                                   "update": "own_load", "port": "loaded", "tie": "stage",
                                   "loads": "offline", "trigger": "stage_events"}
     inst = generate("small", 2)                                  # same function, other params
-    direct = cs.grouper(inst, cs.GrouperParams(loads="offline"), deadline=Deadline.after(None))
+    direct = cs_algorithm.grouper(inst, cs_algorithm.GrouperParams(loads="offline"), deadline=Deadline.after(None))
     assert direct.schedule == solve(inst, "grouper_offline").schedule
     for bad in (dict(weights="paperr"), dict(candidates="tail")):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            cs.PdaParams(**bad)
+            cs_algorithm.PdaParams(**bad)
     with pytest.raises(ValueError, match="loads"):
-        cs.GrouperParams(loads="oracle")
+        cs_algorithm.GrouperParams(loads="oracle")
     with pytest.raises(ValueError, match="theta"):
-        cs.BaraatParams(theta=-1.0)
+        cs_baselines.BaraatParams(theta=-1.0)
     for name in ("pda", "grouper", "grouper_offline", "baraat", "sincronia", "fair_share"):
-        assert cs.make_policy(inst, name) is not None
+        assert cs_baselines.make_policy(inst, name) is not None
     with pytest.raises(ValueError, match="not a simulated heuristic"):
-        cs.make_policy(inst, "exact")
+        cs_baselines.make_policy(inst, "exact")
 
 
 def test_heuristics_stop_at_the_deadline_without_a_schedule():
@@ -259,14 +262,14 @@ def test_lower_bound_cut_cap_returns_a_valid_bound():
     """The cut loop stopped by its round cap (or the deadline) returns the bound it has, with
     status time_limit, never an exception (it raised RuntimeError after 200 rounds)."""
     inst = generate("small", 0)
-    full = cs.solve_lp_primal(inst)
+    full = cs_bounds.solve_lp_primal(inst)
     assert full.status is SolveStatus.OPTIMAL and full.rounds > 2
-    capped = cs.solve_lp_primal(inst, max_rounds=1)
+    capped = cs_bounds.solve_lp_primal(inst, max_rounds=1)
     assert capped.status is SolveStatus.TIME_LIMIT and "cut cap" in capped.stopped
-    assert cs.chain_bound(inst) - 1e-9 <= capped.value <= full.value + 1e-9
-    expired = cs.lower_bound(inst, deadline=Deadline(0.0))
+    assert cs_bounds.chain_bound(inst) - 1e-9 <= capped.value <= full.value + 1e-9
+    expired = cs_bounds.lower_bound(inst, deadline=Deadline(0.0))
     assert expired.status is SolveStatus.TIME_LIMIT
-    assert expired.lower_bound == pytest.approx(cs.chain_bound(inst))
+    assert expired.lower_bound == pytest.approx(cs_bounds.chain_bound(inst))
     assert expired.info["stopped"].startswith("deadline")
     assert solve(inst, "lower_bound").lower_bound == pytest.approx(full.value)
 
@@ -275,12 +278,12 @@ def test_exact_size_guard_and_deadline():
     """Model F too big for the time left is not built (time_limit at once); at paper scale the MILP
     runs, its order's simulation is cut by the deadline and F's bound is kept."""
     big = generate("paper", 0, scenario="simulation", cojobs=40)
-    out = cs.exact(big, deadline=Deadline.after(0.5))
+    out = cs_exact.exact(big, deadline=Deadline.after(0.5))
     assert out.status is SolveStatus.TIME_LIMIT and out.info["stopped"].startswith("size guard")
-    assert out.lower_bound == pytest.approx(cs.chain_bound(big))
+    assert out.lower_bound == pytest.approx(cs_bounds.chain_bound(big))
     assert out.model_objective is None
     inst = generate("paper", 0)
-    out = cs.exact(inst, deadline=Deadline.after(2.0))
+    out = cs_exact.exact(inst, deadline=Deadline.after(2.0))
     assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
     assert out.model_objective is None
     lb = solve(inst, "lower_bound").lower_bound
@@ -291,8 +294,8 @@ def test_exact_size_guard_and_deadline():
 def test_online_grouper_does_not_use_survivors():
     """Online loads count every alive job in every remaining stage; offline only the survivors."""
     inst = generate("small", 2, max_jobs=4)
-    online = cs.Grouper(inst)
-    offline = cs.Grouper(inst, cs.GrouperParams(loads="offline"))
+    online = cs_algorithm.Grouper(inst)
+    offline = cs_algorithm.Grouper(inst, cs_algorithm.GrouperParams(loads="offline"))
     from optsched.simulate.flows import Simulator
     sim = Simulator(inst, online)
     sim._admit_arrivals()
@@ -310,10 +313,10 @@ def test_baraat_fifo_with_limited_multiplexing():
     from optsched.simulate.flows import simulate
     inst = Instance(1, (Cojob(0.0, (4,), (Job(1, ((0, 0, 1.0),)),)),
                         Cojob(1.0, (1,), (Job(1, ((0, 0, 1.0),)),))))
-    policy = cs.Baraat(inst)
+    policy = cs_baselines.Baraat(inst)
     assert policy.theta == pytest.approx(2.5)
     assert simulate(inst, policy).S == [[pytest.approx(5.0)], [pytest.approx(5.0)]]
-    plain = cs.Baraat(inst, cs.BaraatParams(theta=100.0))
+    plain = cs_baselines.Baraat(inst, cs_baselines.BaraatParams(theta=100.0))
     assert simulate(inst, plain).S == [[pytest.approx(4.0)], [pytest.approx(5.0)]]
 
 

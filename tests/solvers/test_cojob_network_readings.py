@@ -12,6 +12,8 @@ from optsched.io import load_instance
 from optsched.registry import methods, solve
 from optsched.simulate.flows import simulate, sum_sct
 from optsched.solvers import cojob_network as cs
+from optsched.solvers.cojob_network import algorithm as cs_algorithm
+from optsched.solvers.cojob_network import baselines as cs_baselines
 from optsched.workloads.cojob_network import generate
 
 FAMILY = "cojob_network"
@@ -36,9 +38,9 @@ def test_every_reading_is_registered_and_compared():
     assert set(READINGS) <= set(names)
     assert tuple(cs.SPEC.compare.methods) == READINGS
     by = {m.name: m for m in methods(FAMILY)}
-    assert by["pda_authors"].func is by["pda"].func is cs.pda
-    assert by["grouper_authors"].func is by["grouper"].func is cs.grouper
-    assert by["baraat_fifo"].func is cs.baraat and by["sincronia_full"].func is cs.sincronia
+    assert by["pda_authors"].func is by["pda"].func is cs_algorithm.pda
+    assert by["grouper_authors"].func is by["grouper"].func is cs_algorithm.grouper
+    assert by["baraat_fifo"].func is cs_baselines.baraat and by["sincronia_full"].func is cs_baselines.sincronia
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -51,13 +53,13 @@ def test_every_reading_verifies(seed, name):
 
 def test_authors_order_reproduced_exactly(data):
     inst = _configold(data)
-    order, _ = cs.offline_order(inst, cs.PDA_AUTHORS)
+    order, _ = cs_algorithm.offline_order(inst, cs_algorithm.PDA_AUTHORS)
     assert order == AUTHORS_ORDER
     # the printed update (own load) gives today's grouper order instead
-    assert cs.offline_order(inst, cs.GrouperParams())[0] == [(0, 0), (1, 0), (0, 1), (1, 1),
+    assert cs_algorithm.offline_order(inst, cs_algorithm.GrouperParams())[0] == [(0, 0), (1, 0), (0, 1), (1, 1),
                                                             (0, 2), (1, 2)]
     # the online policy with the authors' params and true loads ranks the same at t = 0
-    policy = cs.Grouper(inst, cs.SPEC.method("grouper_authors_offline").params)
+    policy = cs_algorithm.Grouper(inst, cs.SPEC.method("grouper_authors_offline").params)
     first: list = []
 
     class Spy:
@@ -83,18 +85,18 @@ def test_pda_readings_coincide_on_single_stage_cojobs(seed):
     the authors' tail-load update is the own-load update: every PDA reading gives one order (up
     to the tie rule: the authors' code puts the first cojob last on ties)."""
     inst = generate("small", seed, max_stages=1)
-    orders = {name: cs.offline_order(inst, cs.SPEC.method(name).params)[0]
+    orders = {name: cs_algorithm.offline_order(inst, cs.SPEC.method(name).params)[0]
               for name in ("pda", "pda_literal", "pda_code", "pda_chain")}
     assert len({tuple(o) for o in orders.values()}) == 1, orders
-    authors = cs.offline_order(inst, cs.PDA_AUTHORS)[0]
-    assert authors == cs.offline_order(inst, cs.PdaParams(tie="first_cojob"))[0]
+    authors = cs_algorithm.offline_order(inst, cs_algorithm.PDA_AUTHORS)[0]
+    assert authors == cs_algorithm.offline_order(inst, cs_algorithm.PdaParams(tie="first_cojob"))[0]
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_chain_tail_readings_keep_the_chains(seed):
     inst = generate("small", seed)
-    for params in (cs.PDA_AUTHORS, cs.PdaParams(candidates="chain_tail")):
-        order, _ = cs.offline_order(inst, params)
+    for params in (cs_algorithm.PDA_AUTHORS, cs_algorithm.PdaParams(candidates="chain_tail")):
+        order, _ = cs_algorithm.offline_order(inst, params)
         pos = {a: n for n, a in enumerate(order)}
         assert all(pos[g, k - 1] < pos[g, k] for g, k in inst.stages if k)
 
@@ -108,11 +110,11 @@ def test_baraat_without_multiplexing_is_fifo(data):
 def test_new_params_validated():
     for bad in (dict(update="x"), dict(port="x"), dict(tie="x")):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            cs.PdaParams(**bad)
+            cs_algorithm.PdaParams(**bad)
     with pytest.raises(ValueError, match="trigger"):
-        cs.GrouperParams(trigger="periodic")
+        cs_algorithm.GrouperParams(trigger="periodic")
     with pytest.raises(ValueError, match="sizes"):
-        cs.SincroniaParams(sizes="x")
+        cs_baselines.SincroniaParams(sizes="x")
 
 
 #: Theorem 2 on the instance `optsched worst` found (docs/errata.md G1, second instance): proven

@@ -1,4 +1,4 @@
-"""The CP-SAT engine (optsched.solvers.cp, issue 14 item 3) against the MILPs and the checkers.
+"""The CP-SAT engine (each family's ``solvers/<family>/cp.py``, issue 14 item 3) against the MILPs and the checkers.
 
 For every family with an ``exact_cp``: on 20 tiny instances both the registry's ``exact`` (HiGHS)
 and ``exact_cp`` (called directly) prove optimality and agree within ``tolerance.close``; the CP
@@ -19,10 +19,14 @@ pytest.importorskip("ortools")
 import optsched  # noqa: E402
 from optsched import tolerance  # noqa: E402
 from optsched.deadline import Deadline  # noqa: E402
-from optsched.errors import OptschedError  # noqa: E402
-from optsched.registry import make_result  # noqa: E402
+from optsched.errors import OptschedError, UnknownMethod  # noqa: E402
+from optsched.registry import families, get_method, make_result  # noqa: E402
 from optsched.result import SolveStatus  # noqa: E402
-from optsched.solvers.cp import EXACT_CP, _common, cp_method, exact_cp  # noqa: E402
+from optsched.solvers import cpsat as _common  # noqa: E402
+
+#: ``exact_cp`` of every family that registers one (the registry is the only place it is named).
+EXACT_CP = {name: fam.method("exact_cp").func for name, fam in families().items()
+            if any(m.name == "exact_cp" for m in fam.methods)}
 
 SEEDS = range(20)
 FAMILIES = sorted(EXACT_CP)
@@ -166,10 +170,9 @@ def test_elastic_cluster_scales_rational_resources():
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_cp_method_through_make_result(family):
-    """``cp_method`` is a registry-ready exact Method; its Result is verified and optimal."""
-    entry = cp_method(family)
+    """``exact_cp`` is a registry-ready exact Method; its Result is verified and optimal."""
+    entry = get_method(family, "exact_cp")
     assert (entry.name, entry.kind) == ("exact_cp", "exact") and "CP-SAT" in entry.description
-    assert exact_cp(family) is EXACT_CP[family]
     inst = optsched.generate(family, "tiny", 1)
     result = make_result(inst, entry, entry.run(inst, Deadline.after(30), 0), 0.0, 0)
     assert result.status is SolveStatus.OPTIMAL and result.info["model_objective_agrees"]
@@ -210,8 +213,9 @@ def test_paper_scale_is_refused_at_once(family):
 
 
 def test_unknown_family():
-    with pytest.raises(KeyError, match="no CP-SAT model"):
-        cp_method("no_such_family")
+    assert "cojob_network" not in EXACT_CP
+    with pytest.raises(UnknownMethod, match="exact_cp"):
+        get_method("cojob_network", "exact_cp")
 
 
 def test_missing_extra_names_it(monkeypatch):

@@ -16,11 +16,22 @@ from optsched.models import elastic_cluster as em
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.registry import solve
 from optsched.solvers.elastic_cluster import baselines as bl
-from optsched.solvers.elastic_cluster.aonline import (
-    COMPACT, AOnlineParams, a_maxweight, a_online_plans, alpha_for, gamma, theorem_alpha,
+from optsched.solvers.elastic_cluster.algorithm import (
+    COMPACT,
+    AOnlineParams,
+    a_maxweight,
+    a_online_plans,
+    alpha_for,
+    gamma,
+    theorem_alpha,
 )
 from optsched.solvers.elastic_cluster.placement import (
-    PriceState, _caps, _faithful_ps_server, job_best, mincost_colocated, mincost_distributed_ps,
+    PriceState,
+    _caps,
+    _faithful_ps_server,
+    job_best,
+    mincost_colocated,
+    mincost_distributed_ps,
     mincost_distributed_ra,
 )
 from optsched.solvers.highs import solve_model
@@ -289,7 +300,7 @@ def _expired():
 
 def test_variants_are_one_function_with_params():
     from optsched.registry import get_family
-    from optsched.solvers.elastic_cluster import aonline
+    from optsched.solvers.elastic_cluster import algorithm as aonline
 
     spec = get_family("elastic_cluster")
     online = {m.name: m for m in spec.methods if m.name.startswith("a_online")}
@@ -343,7 +354,7 @@ def test_a_online_within_a_generous_deadline_is_unchanged():
 
 def test_exact_skips_a_model_it_cannot_build_in_time(monkeypatch):
     from optsched.deadline import Deadline
-    from optsched.solvers.elastic_cluster import bounds as ex
+    from optsched.solvers.elastic_cluster import exact as ex
 
     inst = generate("tiny", 0)
     monkeypatch.setattr(ex, "BUILD_PER_TERM", 1e6)
@@ -357,7 +368,7 @@ def test_exact_skips_a_model_it_cannot_build_in_time(monkeypatch):
 
 def test_exact_reports_its_model_objective_through_report_outcome():
     from optsched.deadline import Deadline
-    from optsched.solvers.elastic_cluster.bounds import exact
+    from optsched.solvers.elastic_cluster.exact import exact
 
     out = exact(generate("tiny", 1), deadline=Deadline.after(60.0))
     assert out.status.value == "optimal" and "model_objective" not in out.info

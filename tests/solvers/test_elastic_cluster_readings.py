@@ -14,8 +14,9 @@ import pytest
 
 from optsched.problems.elastic_cluster import Instance, verify
 from optsched.registry import get_family, solve
-from optsched.solvers.elastic_cluster import READINGS, aonline
-from optsched.solvers.elastic_cluster.aonline import AOnlineParams
+from optsched.solvers.elastic_cluster import READINGS
+from optsched.solvers.elastic_cluster import algorithm as aonline
+from optsched.solvers.elastic_cluster.algorithm import AOnlineParams
 from optsched.solvers.elastic_cluster.placement import PriceState, job_best, mincost_distributed_ps
 from optsched.workloads.elastic_cluster import generate
 

@@ -13,11 +13,19 @@ from optsched import generate, load_instance, solve
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.hetero_gpu import Instance, Job, completion_times, verify
 from optsched.result import SolveStatus
-from optsched.solvers.hetero_gpu import HareParams, baselines
-from optsched.solvers.hetero_gpu.baselines import (SchedHomoParams, SrtfParams, allox_slots,
-                                                   gang_round, gavel_fifo, sched_allox, sched_homo,
-                                                   srtf)
-from optsched.solvers.hetero_gpu.hare import list_schedule
+from optsched.solvers.hetero_gpu.algorithm import HareParams
+from optsched.solvers.hetero_gpu import baselines
+from optsched.solvers.hetero_gpu.baselines import (
+    SchedHomoParams,
+    SrtfParams,
+    allox_slots,
+    gang_round,
+    gavel_fifo,
+    sched_allox,
+    sched_homo,
+    srtf,
+)
+from optsched.solvers.hetero_gpu.algorithm import list_schedule
 
 from tests.conftest import DATA
 
@@ -108,7 +116,7 @@ def test_same_seed_same_schedule():
 
 def test_registered_readings_are_one_function_with_params():
     from optsched.registry import get_family
-    from optsched.solvers.hetero_gpu import hare
+    from optsched.solvers.hetero_gpu.algorithm import hare
     spec = get_family("hetero_gpu")
     params = {m.name: m.params for m in spec.methods if m.func is hare}
     assert params == {"hare": HareParams(), "hare_subsets": HareParams(relaxation="subsets"),
@@ -149,7 +157,8 @@ def test_expired_deadline_hare_still_schedules_and_bounds_stay_valid():
     bounds fall back to the completion bound sum w_n LBC_n (valid, time_limit), nothing raises."""
     from optsched.deadline import Deadline
     from optsched.models.hetero_gpu import completion_lower_bounds
-    from optsched.solvers.hetero_gpu import hare, lower_bound, rl_bound
+    from optsched.solvers.hetero_gpu.algorithm import hare
+    from optsched.solvers.hetero_gpu.bounds import lower_bound, rl_bound
     inst = generate("hetero_gpu", "tiny", 4)
     expired = Deadline(0.0)
     out = hare(inst, HareParams(), deadline=expired)

@@ -7,7 +7,8 @@ import pytest
 
 from optsched import generate, load_instance, solve
 from optsched.problems.hetero_gpu import Instance, verify
-from optsched.solvers.hetero_gpu import METHODS, SPEC, HareParams, hare
+from optsched.solvers.hetero_gpu import METHODS, SPEC
+from optsched.solvers.hetero_gpu.algorithm import HareParams, hare
 
 from tests.conftest import DATA
 
@@ -117,7 +118,7 @@ def test_hssw_separation_misses_no_violated_set(seed):
     no subset of rounds violates a parallel inequality -- checked by brute force on instances
     with 5-13 rounds on 4-6 GPUs."""
     from optsched.deadline import Deadline
-    from optsched.solvers.hetero_gpu.hare import aggregate_lp
+    from optsched.solvers.hetero_gpu.algorithm import aggregate_lp
 
     inst = generate("hetero_gpu", "small", seed, n_jobs=(6, 8), max_tasks=40, n_gpus=(4, 6))
     lp = aggregate_lp(inst, deadline=Deadline.after(60))

@@ -18,7 +18,9 @@ from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Schedule, completion_times
 from optsched.registry import solve
 from optsched.result import SolveStatus
-from optsched.solvers import ring_contention as rc
+from optsched.solvers.ring_contention import algorithm as rc_algorithm
+from optsched.solvers.ring_contention import baselines as rc_baselines
+from optsched.solvers.ring_contention import exact as rc_exact
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import PAPER_MIX, generate
 
@@ -44,7 +46,7 @@ def test_exact_and_methods_on_tiny(seed):
     opt = solve(inst, "exact")
     assert opt.status is SolveStatus.OPTIMAL
     if seed < 3:
-        ub, _ = rc.upper_bound_schedule(inst)
+        ub, _ = rc_exact.upper_bound_schedule(inst)
         assert opt.objective == brute.brute_force(inst, ub)[0]
     lb = solve(inst, "lower_bound").lower_bound
     assert lb <= opt.objective + 1e-9
@@ -57,15 +59,15 @@ def test_exact_and_methods_on_tiny(seed):
 
 def test_pass_simulation_equals_verify(medium):
     """The passes' event-driven T_j equal verify's slot-by-slot T_j (two independent codes)."""
-    res = rc.sjf_bco_search(medium)
+    res = rc_algorithm.sjf_bco_search(medium)
     sched = res.state.schedule()
     assert completion_times(medium, sched) == [res.state.finish[j] for j in range(len(medium.jobs))]
-    assert rc.run_finish(medium, sched) == completion_times(medium, sched)
+    assert rc_exact.run_finish(medium, sched) == completion_times(medium, sched)
 
 
 def test_kappa_distinct_equals_all(medium):
-    a = rc.sjf_bco_search(medium, rc.SjfBcoParams(kappas="distinct"))
-    b = rc.sjf_bco_search(medium, rc.SjfBcoParams(kappas="all"))
+    a = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="distinct"))
+    b = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="all"))
     assert (a.makespan, a.theta, a.kappa) == (b.makespan, b.theta, b.kappa)
     assert a.state.schedule() == b.state.schedule()
     assert a.passes < b.passes
@@ -74,7 +76,7 @@ def test_kappa_distinct_equals_all(medium):
 def test_ls_is_sjf_bco_with_kappa_ng(medium):
     """Digest A1: FA-FFP's literal line 4 equals LS, so kappa = n_g reproduces LS exactly."""
     ls = solve(medium, "list_scheduling")
-    only = rc.sjf_bco(medium, rc.SjfBcoParams(kappas=(medium.max_gpus,)), deadline=NEVER)
+    only = rc_algorithm.sjf_bco(medium, rc_algorithm.SjfBcoParams(kappas=(medium.max_gpus,)), deadline=NEVER)
     assert only.schedule == ls.schedule
 
 
@@ -87,9 +89,9 @@ def test_random_is_seeded(medium):
 
 def test_pass_fails_below_longest_estimate():
     inst = generate("tiny", 2)
-    est = rc.rho_hat(inst)
-    assert rc.run_pass(inst, rc.sjf_order(inst), max(est) - 1e-3, lambda j: rc.least_u) is None
-    assert rc.run_pass(inst, rc.sjf_order(inst), max(est) + 1e-3, lambda j: rc.least_u) is not None
+    est = rc_algorithm.rho_hat(inst)
+    assert rc_algorithm.run_pass(inst, rc_algorithm.sjf_order(inst), max(est) - 1e-3, lambda j: rc_algorithm.least_u) is None
+    assert rc_algorithm.run_pass(inst, rc_algorithm.sjf_order(inst), max(est) + 1e-3, lambda j: rc_algorithm.least_u) is not None
 
 
 def test_wait_for_a_job_to_exit():
@@ -97,7 +99,7 @@ def test_wait_for_a_job_to_exit():
     inst = generate("tiny", 9)  # (3, 2) servers, G = 4, 4, 2
     out = solve(inst, "first_fit")
     t = completion_times(inst, out.schedule)
-    a, b, c = rc.sjf_order(inst)  # G = 2, 4, 4 on 5 GPUs: no two of them fit together
+    a, b, c = rc_algorithm.sjf_order(inst)  # G = 2, 4, 4 on 5 GPUs: no two of them fit together
     assert [inst.jobs[k].gpus for k in (a, b, c)] == [2, 4, 4]
     assert out.schedule.starts[a] == 0
     assert out.schedule.starts[b] == t[a]
@@ -106,22 +108,22 @@ def test_wait_for_a_job_to_exit():
 
 def test_lbsgf_respects_lambda_prefix():
     inst = generate("small", 1)
-    state = rc.Pass(inst, inst.horizon, rc.rho_hat(inst))
+    state = rc_algorithm.Pass(inst, inst.horizon, rc_algorithm.rho_hat(inst))
     j = max(range(len(inst.jobs)), key=lambda k: inst.jobs[k].gpus)  # the 4-GPU job
     state.U[:4] = 5.0  # server 0 busier on average
-    got = rc.lbsgf(1.0)(state, j)
+    got = rc_algorithm.lbsgf(1.0)(state, j)
     assert set(state.server[got]) == {1}  # least-busy server first, lambda G = 4 fits on it
-    assert list(rc.lbsgf(1.0)(state, j)) == [4, 5, 6, 7]
+    assert list(rc_algorithm.lbsgf(1.0)(state, j)) == [4, 5, 6, 7]
     state.U[4:6] = 9.0  # server 1 average 4.5 < 5: still first, and its list is taken in order
-    assert list(rc.lbsgf(2.0)(state, j)) == [6, 7, 4, 5]  # list order (A11), not global least U
+    assert list(rc_algorithm.lbsgf(2.0)(state, j)) == [6, 7, 4, 5]  # list order (A11), not global least U
     state.U[4:6] = 12.0  # server 1 average 6 > 5: server 0 first
-    assert list(rc.lbsgf(2.0)(state, j)) == [0, 1, 2, 3]
+    assert list(rc_algorithm.lbsgf(2.0)(state, j)) == [0, 1, 2, 3]
 
 
 def test_simulation_monotone_when_a_job_is_removed(medium):
     """Removing a job (fixed starts and placements) never delays another (digest §3.1)."""
-    sched = rc.sjf_bco_search(medium).state.schedule()
-    base = rc.run_finish(medium, sched)
+    sched = rc_algorithm.sjf_bco_search(medium).state.schedule()
+    base = rc_exact.run_finish(medium, sched)
     rng = np.random.default_rng(0)
     for drop in rng.choice(len(medium.jobs), size=5, replace=False):
         keep = [j for j in range(len(medium.jobs)) if j != drop]
@@ -133,8 +135,8 @@ def _finish_without(inst, sched, drop):
     rem = {j: inst.jobs[j].iterations for j in range(len(inst.jobs)) if j != drop}
     finish, t = {}, 0
     while rem:
-        active = {j: rc.servers_of(sched.placements[j]) for j in rem if sched.starts[j] <= t}
-        speeds = rc.running_speeds(inst, active)
+        active = {j: rc_algorithm.servers_of(sched.placements[j]) for j in rem if sched.starts[j] <= t}
+        speeds = rc_algorithm.running_speeds(inst, active)
         for j in active:
             rem[j] -= speeds[j]
             if rem[j] <= 0:
@@ -166,7 +168,7 @@ def test_lemma2_and_lemma3_counterexample(data):
     theta~ = 20 (the first midpoint, never improved on) while W^_max = max_g U[g] < 3.2, and the
     makespan 4 exceeds n_g W^_max (n_g = 1) because floor speeds make rho_j > rho_hat_j (u/l gap)."""
     inst = _load(data, "lemma3_counterexample.json")
-    res = rc.sjf_bco_search(inst)
+    res = rc_algorithm.sjf_bco_search(inst)
     w_max = float(res.state.U.max())
     assert inst.max_gpus == 1 and res.theta == 20
     assert w_max == pytest.approx(3.13, abs=0.01)  # Lemma 2 broken: W^_max < theta~
@@ -177,10 +179,10 @@ def test_lemma2_and_lemma3_counterexample(data):
 def test_lemma4_counterexample(data):
     """Lemma 4 claims theta~ <= Phi (u/l) theta*_u. Here theta~ = 20 but Phi u/l theta* < 14."""
     inst = _load(data, "lemma4_counterexample.json")
-    res = rc.sjf_bco_search(inst)
+    res = rc_algorithm.sjf_bco_search(inst)
     theta_star = solve_model(rm.build_budget(inst, durations="estimate",
-                                             rho_hat=rc.rho_hat(inst))).objective
-    c = rc.constants(inst)
+                                             rho_hat=rc_algorithm.rho_hat(inst))).objective
+    c = rc_algorithm.constants(inst)
     assert res.theta == 20
     assert c["Phi"] * c["u"] / c["l"] * theta_star < 14 < res.theta
     # Theorem 5's final inequality still holds here: T / T* = 1 <= n_g Phi u / l
@@ -209,7 +211,7 @@ def test_event_simulation_equals_slot_simulation(case):
         slot = completion_times(inst, sched)
     except InfeasibleSchedule:
         return
-    assert rc.run_finish(inst, sched) == slot
+    assert rc_exact.run_finish(inst, sched) == slot
     for drop in range(len(inst.jobs)):
         fin = _finish_without(inst, sched, drop)
         assert all(fin[j] <= slot[j] for j in fin)
@@ -232,17 +234,17 @@ def test_variants_are_one_function_with_params():
     spec = get_family("ring_contention")
     by_name = {m.name: m for m in spec.methods}
     assert by_name["first_fit"].func is by_name["list_scheduling"].func is by_name["random"].func
-    assert by_name["first_fit"].params == rc.BaselineParams(gpus="first_fit")
-    assert by_name["sjf_bco"].params == rc.SjfBcoParams()
+    assert by_name["first_fit"].params == rc_baselines.BaselineParams(gpus="first_fit")
+    assert by_name["sjf_bco"].params == rc_algorithm.SjfBcoParams()
     r = solve(generate("tiny", 0), "list_scheduling")
     assert r.info["params"] == {"gpus": "least_u", "theta": "bisection", "order": "sjf"}
 
 
 def test_expired_deadline_is_a_status(medium):
     gone = Deadline.after(1e-9)
-    out = rc.sjf_bco(medium, rc.SjfBcoParams(), deadline=gone)
+    out = rc_algorithm.sjf_bco(medium, rc_algorithm.SjfBcoParams(), deadline=gone)
     assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
-    out = rc.baseline(medium, rc.FIRST_FIT, deadline=gone)
+    out = rc_baselines.baseline(medium, rc_baselines.FIRST_FIT, deadline=gone)
     assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
 
 
@@ -258,7 +260,7 @@ def test_makespan_equal_to_horizon_is_feasible():
 
 def test_exact_is_skipped_at_paper_scale_by_size():
     inst = generate("paper", 0)
-    assert rc.count_placements(inst.servers, 32) > 10**9  # counted, never enumerated
+    assert rc_exact.count_placements(inst.servers, 32) > 10**9  # counted, never enumerated
     r = solve(inst, "exact", time_limit=2)
     assert r.status is SolveStatus.TIME_LIMIT and r.schedule is not None
     assert "skipped" in r.info
@@ -267,7 +269,7 @@ def test_exact_is_skipped_at_paper_scale_by_size():
 def test_count_placements_matches_enumeration():
     inst = generate("small", 0)
     for j, job in enumerate(inst.jobs):
-        assert rc.count_placements(inst.servers, job.gpus) == len(rm.placements(inst, j))
+        assert rc_exact.count_placements(inst.servers, job.gpus) == len(rm.placements(inst, j))
 
 
 def test_lower_bound_status_rule():

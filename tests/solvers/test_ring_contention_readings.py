@@ -11,7 +11,7 @@ import pytest
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
 from optsched.registry import solve
-from optsched.solvers import ring_contention as rc
+from optsched.solvers.ring_contention import algorithm as rc
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import generate
 

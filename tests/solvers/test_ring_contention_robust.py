@@ -24,7 +24,7 @@ from optsched.problems import ring_contention as rc
 from optsched.problems.ring_contention import Instance, Job, Schedule, slot_speed, verify
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
-from optsched.solvers.ring_contention import run_finish
+from optsched.solvers.ring_contention.exact import run_finish
 from optsched.tolerance import at_most
 from optsched.workloads.ring_contention import generate
 

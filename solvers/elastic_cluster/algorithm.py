@@ -34,11 +34,20 @@ from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.placement import (
-    PriceState, SubPlan, infeasible_outcome, job_best,
+    PriceState,
+    SubPlan,
+    infeasible_outcome,
+    job_best,
 )
 from optsched.solvers.online import (
-    BatchResult, Candidate, OnlineResult, UsageLedger, compact_window, doubling_rounds,
-    exponential_price, primal_dual_admission,
+    BatchResult,
+    Candidate,
+    OnlineResult,
+    UsageLedger,
+    compact_window,
+    doubling_rounds,
+    exponential_price,
+    primal_dual_admission,
 )
 
 Window = Literal["paper", "compact"]

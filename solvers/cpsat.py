@@ -1,4 +1,4 @@
-"""What every CP-SAT model of :mod:`optsched.solvers.cp` shares: the optional import, exact
+"""What every CP-SAT model of the families' ``cp.py`` modules shares: the optional import, exact
 integer scaling of float data, the solver parameters and the status / bound mapping.
 
 CP-SAT works on integers. Where a family's data are integral by the problem's semantics (slots)
@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 from optsched.deadline import Deadline
 from optsched.errors import OptschedError
+from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
 
 #: Largest common denominator accepted when scaling float data to integers.
@@ -224,3 +225,9 @@ def finish(solver, status: SolveStatus, has_solution: bool, info: dict, scale: f
     if lb is not None:
         info["gap"] = abs(obj - lb) / max(abs(obj), 1e-9)
     return Outcome(extract(), status, lb, info, model_objective=obj)
+
+
+def cp_method(func: Callable[..., Outcome], model: str) -> Method:
+    """The registry entry ``exact_cp`` (kind ``exact``) of a family: ``func`` is its
+    ``solvers/<family>/cp.py`` ``exact_cp``; ``model`` says in a few words what it models."""
+    return Method("exact_cp", "exact", func, description=f"CP-SAT: {model}, gap 0 (optional extra cp)")

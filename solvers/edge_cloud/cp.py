@@ -33,7 +33,7 @@ from typing import Any
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.edge_cloud import Instance, Run, Schedule
 from optsched.result import Outcome
-from optsched.solvers.cp import _common as cc
+from optsched.solvers import cpsat as cc
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -45,7 +45,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
 
     Returns ``optimal`` only when CP-SAT proves it, ``time_limit`` with the incumbent when the
     deadline stops the search (with the serial schedule when it expires before the search starts),
-    ``unknown`` when the model would exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
+    ``unknown`` when the model would exceed :data:`~optsched.solvers.cpsat.MAX_MODEL_SIZE`.
     """
     S = instance.n_servers
     return cc.solve_guarded(sum(S * S + job.chunks for job in instance.jobs),

@@ -45,7 +45,7 @@ from typing import Any
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.ring_contention import Instance, Schedule
 from optsched.result import Outcome
-from optsched.solvers.cp import _common as cc
+from optsched.solvers import cpsat as cc
 
 
 def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
@@ -63,7 +63,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
 
     ``optimal`` only when CP-SAT proves it; ``infeasible`` when no schedule ends by the horizon;
     ``time_limit`` with the list schedule when the deadline expires before the search starts;
-    ``unknown`` when the model would exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
+    ``unknown`` when the model would exceed :data:`~optsched.solvers.cpsat.MAX_MODEL_SIZE`.
     """
     inst = instance
     n_place = [count_placements(inst, j) for j in range(len(inst.jobs))]

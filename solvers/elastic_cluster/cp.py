@@ -23,7 +23,7 @@ workers ``y_{jhm}`` and PSs ``s_{jhp}`` per server of the chosen types with ``su
 * objective ``min sum_j w_j c_j``.
 
 Integer scaling: demands ``e, z`` and capacities per resource, and the weights, are exact
-rationals with a common denominator (:func:`optsched.solvers.cp._common.common_denominator`); a
+rationals with a common denominator (:func:`optsched.solvers.cpsat.common_denominator`); a
 capacity ``C`` becomes the largest scaled load ``L`` with ``at_most(L / D_r, C)``
 (``verify``'s predicate), so the model accepts every load ``verify`` accepts. Data without an
 exact small rational form give ``UNKNOWN`` with ``info["reason"]``.
@@ -37,13 +37,12 @@ schedule is the solver's hint.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from optsched import tolerance
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome
-from optsched.solvers.cp import _common as cc
+from optsched.solvers import cpsat as cc
 
 
 def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
@@ -52,7 +51,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the deadline
     stops the search (with the serial schedule when it expires before the search starts);
     ``unknown`` (``info["reason"]``) when the data have no exact integer scaling or the model would
-    exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE`.
+    exceed :data:`~optsched.solvers.cpsat.MAX_MODEL_SIZE`.
     """
     inst = instance
     M, H = len(inst.worker_types), inst.n_servers

@@ -27,7 +27,9 @@ from optsched.result import Outcome, SolveStatus
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
+
     from optsched.solvers.highs import Refusal
+
 
 #: Above this many tasks ``hare`` takes x̂ from the aggregate LP instead of the RL MILP
 #: (the default of :attr:`HareParams.rl_max_tasks`).
@@ -426,3 +428,11 @@ def lemma_checks(inst: Instance, schedule: Schedule, xhat: dict) -> dict:
         load[run.gpu] += inst.tc[run.job, run.gpu]
         lemma2 += load[run.gpu] > 2 * h + 1e-9
     return {"lemma2_violations": int(lemma2), "lemma3_violations": int(lemma3)}
+
+
+def theorem4_bound(inst: Instance) -> float:
+    """Theorem 4's claimed ratio α(2+α).
+
+    α of Lemma 3 (the worst per-task speed ratio across GPUs), evaluated on the instance.
+    """
+    return inst.alpha * (2 + inst.alpha)

@@ -12,7 +12,7 @@ Model (semantics of the problem module, constraint numbers of Hare_Sched)
 * objective ``min sum_n w_n C_n``.
 
 Integer scaling: every time (``a_n``, ``T^c``, ``T^s``) is an exact rational ``p/q`` (denominator
-<= 10^6, :func:`optsched.solvers.cp._common.common_denominator`); the model counts in units of
+<= 10^6, :func:`optsched.solvers.cpsat.common_denominator`); the model counts in units of
 ``1/D`` (``D`` = their least common denominator) and the weights in units of ``1/D_w``. Integral
 starts lose nothing: in a left-shifted (semi-active) schedule, which is optimal whenever any
 schedule is, every start is an arrival, a barrier or the end of a compute, i.e. a sum of data and
@@ -39,7 +39,7 @@ from __future__ import annotations
 from optsched.deadline import NEVER, Deadline
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome
-from optsched.solvers.cp import _common as cc
+from optsched.solvers import cpsat as cc
 
 
 def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
@@ -48,7 +48,7 @@ def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -
     Returns ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the
     deadline stops the search (with the list schedule when it expires before the search starts);
     ``unknown`` (``info["reason"]``) when the data have no exact integer scaling or the model would
-    exceed :data:`~optsched.solvers.cp._common.MAX_MODEL_SIZE` optional intervals.
+    exceed :data:`~optsched.solvers.cpsat.MAX_MODEL_SIZE` optional intervals.
     ``lower_bound`` and ``model_objective`` are in the instance's units.
     """
     return cc.solve_guarded(len(instance.tasks) * instance.n_gpus, "task x GPU intervals",

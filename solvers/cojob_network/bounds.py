@@ -1,0 +1,127 @@
+"""cojob_network: ``lower_bound``, LP-Primal (13)-(15) with Queyranne cuts by sorting separation
+(Lemma 1), and the chain bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from optsched.deadline import NEVER, Deadline
+from optsched.problems.cojob_network import Instance
+from optsched.result import Outcome, SolveStatus
+
+#: Cutting-plane rounds of :func:`solve_lp_primal` before it stops with the bound it has.
+MAX_ROUNDS = 200
+
+
+@dataclass(frozen=True)
+class LpBound:
+    """What :func:`solve_lp_primal` found.
+
+    Attributes
+    ----------
+    value
+        A valid lower bound on OPT: LP* when ``status`` is ``optimal``; with ``time_limit`` the
+        optimum of the last LP solved (a relaxation of LP-Primal, its cuts a subset of (15)) or,
+        before any, the chain bound (14); None only with ``unknown``.
+    status
+        ``optimal`` (converged: no violated (15) left), ``time_limit`` (deadline or round cap),
+        ``unknown``.
+    rounds, cuts
+        LP solves and Queyranne cuts added.
+    S
+        Stage completion times of the last LP solved.
+    runtime_s
+        Time in HiGHS.
+    stopped
+        Why the loop stopped early (empty when it converged).
+    """
+
+    value: float | None
+    status: SolveStatus
+    rounds: int
+    cuts: int
+    S: dict = dataclasses.field(default_factory=dict)
+    runtime_s: float = 0.0
+    stopped: str = ""
+
+
+def chain_bound(instance: Instance) -> float:
+    """The optimum of LP-Primal without (15): every stage right after its chain predecessor,
+    ``S_{g,k} = r_g + sum_{k' <= k} Lambda_{g,k'}`` (a valid lower bound by (14))."""
+    total = 0.0
+    for g, cojob in enumerate(instance.cojobs):
+        done = 0.0
+        for k in range(cojob.n_stages):
+            done += float(instance.loads[g, k].max())
+            total += done
+    return total
+
+
+def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: Deadline = NEVER,
+                    max_rounds: int = MAX_ROUNDS) -> LpBound:
+    """Solve LP-Primal (13)–(15).
+
+    Parameters
+    ----------
+    separation
+        ``"sort"``: cutting planes; each round, for each port, sort ``M_p`` by the current ``S`` and
+        add the most violated prefix (exact separation, polynomial). ``"enumerate"``: add (15) for
+        every non-empty subset of every ``M_p`` up front (exponential; tiny instances).
+    deadline
+        Each LP gets what is left; the loop stops when it expires.
+    max_rounds
+        Cut rounds before the loop stops with the bound it has (status ``time_limit``).
+    """
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    if separation == "enumerate":
+        cuts = cm.all_cuts(instance)
+        model = cm.build_lp_primal(instance, cuts)
+        rep = solve_model(model, deadline=deadline)
+        if rep.status is not SolveStatus.OPTIMAL:
+            return LpBound(chain_bound(instance), SolveStatus.TIME_LIMIT, 1, len(cuts),
+                           runtime_s=rep.runtime_s, stopped=f"LP {rep.status.value}")
+        return LpBound(rep.objective, SolveStatus.OPTIMAL, 1, len(cuts),
+                       cm.stage_values(instance, model), rep.runtime_s)
+    if separation != "sort":
+        raise ValueError(f"separation: unknown {separation!r} (sort, enumerate)")
+    model = cm.build_lp_primal(instance)
+    best, values = chain_bound(instance), {}
+    n_cuts = runtime = 0
+    rounds = 0
+    stopped = f"cut cap: no convergence in {max_rounds} rounds"
+    while rounds < max_rounds:
+        if deadline.expired():
+            stopped = f"deadline: after {rounds} rounds"
+            break
+        rounds += 1
+        rep = solve_model(model, deadline=deadline)
+        runtime += rep.runtime_s
+        if rep.status is not SolveStatus.OPTIMAL:
+            stopped = f"round {rounds}: LP {rep.status.value}"
+            break
+        best = max(best, rep.objective)
+        values = cm.stage_values(instance, model)
+        new = cm.separate(instance, values)
+        for p, subset in new:
+            cm.add_cut(instance, model, p, subset)
+        n_cuts += len(new)
+        if not new:
+            return LpBound(rep.objective, SolveStatus.OPTIMAL, rounds, n_cuts, values, runtime)
+    return LpBound(best, SolveStatus.TIME_LIMIT, rounds, n_cuts, values, runtime, stopped)
+
+
+def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """LP-Primal (13)–(15) by cutting planes (Lemma 1: LP* <= OPT).
+
+    ``optimal`` when the cut loop converged (LP*); ``time_limit`` when the deadline or the round cap
+    stopped it, with the best bound it had (``info["stopped"]`` says why)."""
+    res = solve_lp_primal(instance, "sort", deadline=deadline)
+    info: dict[str, Any] = {"rounds": res.rounds, "cuts": res.cuts, "lp_runtime_s": res.runtime_s}
+    if res.stopped:
+        info["stopped"] = res.stopped
+    return Outcome(None, res.status, res.value, info)

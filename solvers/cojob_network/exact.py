@@ -1,0 +1,270 @@
+"""cojob_network: ``exact``, the best heuristic as warm start, Model F (stage-sequencing MILP, a
+bound) and Model E (event-indexed MILP of (O)), with their size guards.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from optsched.deadline import Deadline
+from optsched.errors import InfeasibleSchedule
+from optsched.problems import cojob_network as _problem
+from optsched.problems.cojob_network import Instance, Schedule
+from optsched.result import Outcome, SolveStatus
+from optsched.simulate.flows import StageOrder, schedule_of, simulate, sum_sct
+from optsched.solvers.cojob_network.algorithm import why_stopped
+from optsched.solvers.cojob_network.baselines import make_policy
+from optsched.solvers.cojob_network.bounds import chain_bound
+from optsched.tolerance import at_most
+
+# ----------------------------------------------------------------------------------------------------
+# Exact and bound
+
+#: At most this many chain-consistent orders are all simulated by :func:`exact` (spec Model BF).
+BF_LIMIT = 400
+#: Pyomo build + hand-off to HiGHS of Model F, measured on 2 loaded cores (paper testbed l = 16:
+#: ~0.9 s for 6.6k non-zeros; l = 40: ~4.5 s for 83k): a conservative rate and fixed cost.
+BUILD_TERMS_PER_S = 15_000.0
+BUILD_OVERHEAD_S = 0.3
+
+
+#: Heuristics :func:`exact` runs first (cheapest first): its incumbent is never worse than the best
+#: of them that finishes (issue 14), and the best one warm-starts Model E.
+WARM_METHODS = ("grouper", "pda_chain", "grouper_offline", "baraat", "sincronia", "fair_share")
+#: Share of the time left that the warm-start heuristics may use together.
+WARM_SHARE = 0.25
+#: Share of the time left Model F may use (it is a bound; Model E gets the rest).
+F_SHARE = 0.5
+#: All Queyranne cuts (15) go into Model E when there are at most this many; otherwise one per port
+#: (the set M_p of every stage loading it).
+CUT_LIMIT = 2_000
+
+
+@dataclass
+class _Incumbent:
+    """The best verified schedule :func:`exact` has seen, its cost and where it came from."""
+
+    value: float = math.inf
+    schedule: Schedule | None = None
+    source: str = ""
+
+    def offer(self, value: float, schedule: Callable[[], Schedule], source: str) -> None:
+        if value < self.value:
+            self.value, self.schedule, self.source = value, schedule(), source
+
+
+def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Exact: the best of the heuristics, Model F's order and Model E, proven against the larger of
+    Model F's and Model E's dual bounds.
+
+    1. The heuristics of :data:`WARM_METHODS` are simulated (together at most :data:`WARM_SHARE`
+       of the time): the incumbent is never worse than the best of them (issue 14).
+    2. Model F (stage sequencing MILP, :func:`optsched.models.cojob_network.build_ordering_milp`;
+       its dual bound is a lower bound on every schedule ``verify`` accepts) and the simulation of
+       its order (order-preserving priority scheduling). If the incumbent meets F's bound
+       (:func:`optsched.tolerance.at_most`), it is optimal: this is the fast proof.
+    3. Otherwise Model E (:func:`optsched.models.cojob_network.build_event_milp`, an exact MILP of
+       (O) over rate timelines, no order enumeration), with the incumbent's completion order as a
+       MIP start and its cost as the horizon. Its optimum is OPT(O) (proof in its docstring); its
+       schedule is extracted and verified. Used when no job has a compute gap (else, as before, up
+       to :data:`BF_LIMIT` chain-consistent orders are simulated: spec Model BF).
+
+    Status ``optimal`` when the best verified schedule meets the larger bound; ``time_limit`` when a
+    step was stopped by the deadline (the bound so far kept: F's, E's or the chain bound (14));
+    ``feasible`` otherwise. A model over the size cap (whatever the deadline) or too big to build in
+    the time left is not built (:func:`_fits`, ``info["stopped"]``); the cap alone gives
+    ``feasible``, not ``time_limit``.
+    """
+    from optsched.models.cojob_network import event_milp_applies
+
+    info: dict[str, Any] = {}
+    best = _warm_start(instance, _share(deadline, WARM_SHARE), info)
+    bound, rep = chain_bound(instance), None
+    f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
+    cut = f_rep is None and not info.get("size_capped")  # size guard: F not built in time
+    if f_rep is not None:
+        rep = f_rep
+        if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
+            bound = max(bound, f_rep.objective if f_rep.bound is None
+                        else min(f_rep.bound, f_rep.objective))
+        cut |= f_rep.status is not SolveStatus.OPTIMAL
+    if f_order is not None:
+        cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
+    if not at_most(best.value, bound):
+        if event_milp_applies(instance):
+            e_rep = _model_e(instance, best, deadline, seed, info)
+            if e_rep is not None:
+                rep = e_rep
+                if e_rep.bound is not None:
+                    bound = max(bound, min(e_rep.bound, best.value))
+                cut |= e_rep.status is not SolveStatus.OPTIMAL
+            else:                                        # not built: a time limit unless capped
+                cut |= not info.get("size_capped")
+        elif f_rep is not None and f_rep.status is SolveStatus.OPTIMAL:
+            cut |= not _brute_force(instance, best, deadline, info)
+    return _exact_outcome(rep, best, bound, cut, info)
+
+
+def _share(deadline: Deadline, share: float) -> Deadline:
+    """A sub-deadline: ``share`` of the time left (the deadline itself without a limit)."""
+    left = deadline.remaining()
+    return deadline if left is None else deadline.within(share * left)
+
+
+def _warm_start(instance: Instance, budget: Deadline, info: dict) -> _Incumbent:
+    """Simulate :data:`WARM_METHODS` within ``budget``; the best complete run is the incumbent."""
+    best = _Incumbent()
+    for name in WARM_METHODS:
+        if budget.expired():
+            info["warm_stopped"] = f"deadline before {name}"
+            break
+        run = simulate(instance, make_policy(instance, name), deadline=budget)
+        if run.complete:
+            best.offer(sum_sct(instance, run), lambda: schedule_of(run, (), name), name)
+    info["warm_start"] = best.source or None
+    info["warm_value"] = best.value if best.schedule is not None else None
+    return best
+
+
+def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
+    """Whether a model with ``terms`` non-zeros is built: False (and ``info["stopped"]``) when it
+    is over the size cap (:func:`optsched.solvers.highs.too_large`, checked first and whatever
+    the deadline: with or without a time limit no model above
+    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` is built) or cannot be built and handed to
+    HiGHS in the time left (model building counts against the deadline). ``info["size_capped"]``
+    is True when the cap alone ruled it out, so :func:`exact` does not call that a time limit."""
+    from optsched.solvers.highs import refuse
+
+    build_s = BUILD_OVERHEAD_S + terms / BUILD_TERMS_PER_S
+    left = deadline.remaining()
+    late = (f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to HiGHS > "
+            f"{left:.1f} s left" if left is not None and build_s > left else None)
+    refusal = refuse(terms, what, late)
+    if refusal is None:
+        return True
+    info["stopped"] = f"size guard: {refusal}"
+    info["size_capped"] = refusal.late is None
+    return False
+
+
+def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
+    """Solve Model F; its report and its stage order (None, None when it does not fit)."""
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    size = cm.ordering_milp_size(instance)
+    info.update(binaries=size["binaries"], constraints=size["rows"])
+    if not _fits(size["terms"], deadline, "Model F", info):
+        return None, None
+    model = cm.build_ordering_milp(instance)
+    rep = solve_model(model, deadline=deadline, seed=seed)
+    info.update(f_star=rep.objective, milp_runtime_s=rep.runtime_s)
+    return rep, (cm.extract_order(instance, model) if rep.has_solution else None)
+
+
+def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadline: Deadline,
+                 info: dict) -> bool:
+    """Simulate a stage order and offer it; False when the deadline stopped the simulation."""
+    run = simulate(instance, StageOrder(order), deadline=deadline)
+    if not run.complete:
+        info["stopped"] = why_stopped(run)
+        return False
+    value = sum_sct(instance, run)
+    info[f"{source}_value"] = value
+    best.offer(value, lambda: schedule_of(run, order, "stage_order"), source)
+    return True
+
+
+def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int, info: dict):
+    """Model E with the incumbent's horizon and MIP start; its extracted schedule is verified and
+    offered. None when there is no incumbent (no horizon) or the model does not fit."""
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import solve_model
+
+    if best.schedule is None:
+        info["event_milp"] = "no incumbent to bound the horizon"
+        return None
+    size = cm.event_milp_size(instance)
+    info["event_milp"] = size
+    if not _fits(size["terms"], deadline, "Model E", info):
+        return None
+    horizon = best.value + max(c.arrival for c in instance.cojobs)
+    horizon += 1e-6 * max(1.0, horizon)      # the incumbent's makespan, within its tolerance
+    cuts = cm.all_cuts(instance)
+    if len(cuts) > CUT_LIMIT:
+        cuts = [(p, tuple(ms)) for p, ms in cm.port_stages(instance).items() if ms]
+    model = cm.build_event_milp(instance, horizon, cuts)
+    cm.set_event_start(instance, model, best.schedule)
+    rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
+    info.update(e_objective=rep.objective, e_bound=rep.bound, e_runtime_s=rep.runtime_s)
+    if rep.has_solution:
+        schedule = cm.extract_event_schedule(instance, model)
+        try:
+            value = _problem.verify(instance, schedule)
+        except InfeasibleSchedule as err:
+            # HiGHS' feasibility tolerance can let an item of ~1e-6 bytes complete before its
+            # release marker (found by the robust property: two cojobs arriving at 2 with flows of
+            # 1e-6 bytes, Model E 2e-6 against OPT 3e-6). The schedule is not offered; E's dual
+            # bound is kept only where it does not exceed the incumbent (``exact`` takes min).
+            info["model_e_rejected"] = str(err)
+        else:
+            best.offer(value, lambda: schedule, "model_e")
+    return rep
+
+
+def _brute_force(instance: Instance, best: _Incumbent, deadline: Deadline, info: dict) -> bool:
+    """Spec Model BF: simulate every chain-consistent order when there are at most
+    :data:`BF_LIMIT`; False when the deadline cut the enumeration short."""
+    orders = chain_orders(instance, BF_LIMIT)
+    info["bf_orders"] = len(orders)
+    for n, order in enumerate(orders):
+        res = simulate(instance, StageOrder(order), record=False, deadline=deadline)
+        if not res.complete:
+            info["stopped"] = f"deadline: {n} of {len(orders)} orders simulated"
+            return False
+        value = sum_sct(instance, res)
+        if value < best.value:
+            _offer_order(instance, best, order, "bf", deadline, info)
+    return True
+
+
+def _exact_outcome(rep, best: _Incumbent, bound: float, cut: bool, info: dict) -> Outcome:
+    """The Outcome of :func:`exact` through :func:`~optsched.solvers.highs.report_outcome`.
+
+    Proven (``optimal``) when the incumbent meets ``bound``; the bound it meets is then reported
+    as the model objective, so the registry checks verify's value against the proof. Otherwise
+    no model objective (the models describe a bound, not the returned schedule)."""
+    from optsched.solvers.highs import SolveReport, report_outcome
+
+    proven = best.schedule is not None and at_most(best.value, bound)
+    status = (SolveStatus.OPTIMAL if proven else
+              SolveStatus.TIME_LIMIT if cut or best.schedule is None else SolveStatus.FEASIBLE)
+    info["incumbent"] = best.source or None
+    base = rep.info if rep is not None else {}
+    runtime = rep.runtime_s if rep is not None else 0.0
+    report = SolveReport(status, bound if proven else math.inf, bound, proven, runtime, base)
+    out = report_outcome(report, lambda: best.schedule, fallback=best.schedule, info=info)
+    return out
+
+
+def chain_orders(instance: Instance, limit: int) -> list:
+    """All stage orders in which (g, k) precedes (g, k+1), or [] if there are more than ``limit``."""
+    sizes = [c.n_stages for c in instance.cojobs]
+    count = math.factorial(sum(sizes)) // math.prod(math.factorial(k) for k in sizes)
+    if count > limit:
+        return []
+    out = []
+
+    def extend(prefix, nxt):
+        if len(prefix) == len(instance.stages):
+            out.append(tuple(prefix))
+            return
+        for g, k in enumerate(nxt):
+            if k < sizes[g]:
+                nxt[g] += 1
+                extend(prefix + [(g, k)], nxt)
+                nxt[g] -= 1
+    extend([], [0] * len(sizes))
+    return out
