@@ -15,6 +15,13 @@ from optsched.result import Outcome, Result, SolveStatus
 __version__ = "0.1.0"
 
 
+def certify(instance, *, time_limit: float | None = 600.0, seed: int = 0) -> Result:
+    """Certified interval [LB, UB] on the optimum of ``instance`` (see :func:`optsched.certificate.certify`)."""
+    from optsched.certificate import certify as _certify
+
+    return _certify(instance, time_limit=time_limit, seed=seed)
+
+
 def generate(family: str, preset: str = "tiny", seed: int = 0, **overrides):
     """A seeded instance of ``family`` from its workload generator (presets tiny/small/paper)."""
     return get_family(family).generate(preset, seed, **overrides)
@@ -27,6 +34,6 @@ def verify(instance, schedule) -> float:
 
 __all__ = [
     "InfeasibleSchedule", "InvalidInstance", "Outcome", "Result", "SolveStatus", "UnknownMethod",
-    "dump", "dumps", "families", "family_of", "generate", "get_family", "get_method",
+    "certify", "dump", "dumps", "families", "family_of", "generate", "get_family", "get_method",
     "load_instance", "load_schedule", "methods", "register", "solve", "verify", "__version__",
 ]

@@ -8,11 +8,13 @@ single-machine family end to end).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
-from optsched.errors import UnknownMethod
+from optsched.errors import InvalidInstance, UnknownMethod
 from optsched.method import Method
+from optsched.result import Outcome
 
 
 class ProblemModule(Protocol):
@@ -68,6 +70,30 @@ class CompareSpec:
 
 
 @dataclass(frozen=True)
+class CertifySpec:
+    """How :func:`optsched.certificate.certify` proves an interval [LB, UB] on a family's optimum
+    (issue 19).
+
+    Attributes
+    ----------
+    bound
+        The registered ``bound`` method giving the lower side (any-time: valid whenever it
+        stops); None: :meth:`Family.bound_method`.
+    improve
+        ``improve(instance, start, *, deadline, seed) -> Outcome``: re-optimises neighbourhoods of
+        the verified schedule ``start`` (the upper side); its schedule is never worse than
+        ``start`` and is verified again by certify. None: the heuristics' best is the upper side.
+    starts
+        The methods whose schedules start the upper side (None: every ``algorithm`` and
+        ``baseline`` method that is not relaxed).
+    """
+
+    bound: str | None = None
+    improve: Callable[..., Outcome] | None = None
+    starts: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Family:
     """One problem family: its paper, modules, methods and experiment settings.
 
@@ -87,6 +113,8 @@ class Family:
         Settings of ``optsched compare``.
     ratio_preset, ratio_seeds
         What the default ``optsched ratios`` runs for this family.
+    certify
+        How ``optsched certify`` bounds and improves this family's instances.
     """
 
     name: str
@@ -98,6 +126,7 @@ class Family:
     compare: CompareSpec = field(default_factory=CompareSpec)
     ratio_preset: str = "tiny"
     ratio_seeds: int = 8
+    certify: CertifySpec = field(default_factory=CertifySpec)
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.methods]
@@ -105,6 +134,7 @@ class Family:
             raise ValueError(f"family {self.name}: duplicate method names in {names}")
         wanted = [self.default_method, *(self.compare.methods or ()),
                   *(n for n in (self.compare.reference, self.compare.bound) if n)]
+        wanted += [*(n for n in (self.certify.bound,) if n), *(self.certify.starts or ())]
         for name in wanted:
             if name not in names:
                 raise ValueError(f"family {self.name}: no method {name!r} (known: {names})")
@@ -123,8 +153,16 @@ class Family:
         raise UnknownMethod(f"method: {self.name} has no method {name!r} (known: {known})")
 
     def generate(self, preset: str = "tiny", seed: int = 0, **overrides: Any) -> Any:
-        """A seeded instance from the family's workload generator."""
-        return self.workloads.generate(preset, seed, **overrides)
+        """A seeded instance from the family's workload generator.
+
+        Raises
+        ------
+        InvalidInstance
+            When ``seed`` is not an integer >= 0 (numpy's own error named no field).
+        """
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise InvalidInstance(f"seed: must be an integer >= 0, got {seed!r}")
+        return self.workloads.generate(preset, int(seed), **overrides)
 
     def verify(self, instance: Any, schedule: Any) -> float:
         """The family's independent checker."""
@@ -148,4 +186,4 @@ class Family:
         return next((m for m in self.methods if m.name == name and m.kind == "bound"), None)
 
 
-__all__ = ["CompareSpec", "Family", "ProblemModule", "WorkloadModule"]
+__all__ = ["CertifySpec", "CompareSpec", "Family", "ProblemModule", "WorkloadModule"]

@@ -256,3 +256,125 @@ def relax_integrality(model: pyo.ConcreteModel) -> pyo.ConcreteModel:
     relaxed = model.clone()
     pyo.TransformationFactory("core.relax_integer_vars").apply_to(relaxed)
     return relaxed
+
+
+# ----------------------------------------------------------------------------------------------
+# Array models: LPs and MILPs handed to highspy as sparse arrays (no Pyomo), with row duals and
+# columns added between solves: the masters of column generation and the neighbourhood MILPs of
+# any-time improvement, where Pyomo's hand-off would dominate (DESIGN.md, "Solver conventions").
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArrayReport:
+    """One solve of an :class:`ArrayModel`.
+
+    ``objective`` is the incumbent (``inf`` without one); ``bound`` HiGHS' dual bound (for an LP
+    solved to optimality, the objective; None when unknown); ``x`` the column values and
+    ``row_dual`` the row duals (LPs only; None without a solution). Duals follow HiGHS' sign
+    convention for a minimisation: a ``>=`` row that binds has a dual >= 0.
+    """
+
+    status: SolveStatus
+    objective: float
+    bound: float | None
+    x: np.ndarray | None
+    row_dual: np.ndarray | None
+    runtime_s: float
+    info: dict = field(default_factory=dict)
+
+
+class ArrayModel:
+    """A minimisation LP / MILP held by one highspy object, built from sparse arrays.
+
+    Rows are ``row_lo <= A x <= row_hi``, columns ``col_lo <= x <= col_hi`` with cost ``c``.
+    Columns (and rows) may be added between solves; each :meth:`solve` warm-starts from the last
+    basis (what column generation needs). Threads 1, ``mip_rel_gap`` 0 unless given, the time
+    limit taken from a :class:`~optsched.deadline.Deadline`; a time limit is a status.
+
+    >>> import numpy as np
+    >>> m = ArrayModel(n_rows=1, row_lo=[2.0], row_hi=[np.inf])
+    >>> m.add_columns(cost=[1.0, 3.0], lo=[0, 0], hi=[np.inf, np.inf],
+    ...               starts=[0, 1], rows=[0, 0], values=[1.0, 1.0])
+    >>> rep = m.solve()
+    >>> rep.status.value, rep.objective, float(rep.row_dual[0])
+    ('optimal', 2.0, 1.0)
+    """
+
+    def __init__(self, n_rows: int, row_lo, row_hi, *, seed: int = 0, log: bool = False):
+        import highspy
+
+        self._hp = highspy
+        self.h = highspy.Highs()
+        self.h.setOptionValue("output_flag", bool(log))
+        self.h.setOptionValue("threads", 1)
+        self.h.setOptionValue("random_seed", int(seed) % 2147483647)
+        self.n_cols = 0
+        self.n_rows = 0
+        self.integer = False
+        self.add_rows(np.asarray(row_lo, dtype=np.float64), np.asarray(row_hi, dtype=np.float64))
+        assert self.n_rows == n_rows
+
+    def add_rows(self, lo, hi, starts=None, cols=None, values=None) -> None:
+        """Append rows (CSR: ``starts`` into ``cols``/``values``; empty rows without them)."""
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        k = len(lo)
+        if starts is None:
+            starts, cols, values = np.zeros(k, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0)
+        self.h.addRows(k, lo, hi, len(values), np.asarray(starts, dtype=np.int32),
+                       np.asarray(cols, dtype=np.int32), np.asarray(values, dtype=np.float64))
+        self.n_rows += k
+
+    def add_columns(self, cost, lo, hi, starts, rows, values, integer: bool = False) -> None:
+        """Append columns (CSC: ``starts`` into ``rows``/``values``); ``integer`` marks them so."""
+        cost = np.asarray(cost, dtype=np.float64)
+        k = len(cost)
+        self.h.addCols(k, cost, np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64),
+                       len(values), np.asarray(starts, dtype=np.int32),
+                       np.asarray(rows, dtype=np.int32), np.asarray(values, dtype=np.float64))
+        if integer:
+            idx = np.arange(self.n_cols, self.n_cols + k, dtype=np.int32)
+            kinds = np.full(k, self._hp.HighsVarType.kInteger)
+            self.h.changeColsIntegrality(k, idx, kinds)
+            self.integer = True
+        self.n_cols += k
+
+    def set_start(self, x) -> None:
+        """A MIP start (a full column vector; HiGHS checks it)."""
+        sol = self._hp.HighsSolution()
+        sol.col_value = list(map(float, x))
+        sol.value_valid = True
+        self.h.setSolution(sol)
+
+    def solve(self, *, deadline: Deadline | None = None, mip_rel_gap: float = 0.0) -> ArrayReport:
+        """Solve (warm from the last basis); the time limit is what is left of ``deadline``."""
+        left = None if deadline is None else deadline.limit()
+        self.h.setOptionValue("time_limit", float("inf") if left is None else float(left))
+        self.h.setOptionValue("mip_rel_gap", float(mip_rel_gap))
+        start = time.perf_counter()
+        self.h.run()
+        runtime = time.perf_counter() - start
+        ms = self.h.getModelStatus()
+        status = _array_status(self._hp, ms)
+        info = self.h.getInfo()
+        has = info.primal_solution_status == 2  # kSolutionStatusFeasible
+        sol = self.h.getSolution() if has else None
+        objective = float(info.objective_function_value) if has else math.inf
+        if self.integer:
+            bound = float(info.mip_dual_bound)
+            bound = bound if math.isfinite(bound) else None
+        else:
+            bound = objective if status is SolveStatus.OPTIMAL else None
+        x = np.asarray(sol.col_value) if sol is not None else None
+        duals = np.asarray(sol.row_dual) if sol is not None and not self.integer else None
+        return ArrayReport(status, objective, bound, x, duals, runtime,
+                           {"solver": "highs", "model_status": self.h.modelStatusToString(ms)})
+
+
+def _array_status(hp, ms) -> SolveStatus:
+    if ms == hp.HighsModelStatus.kOptimal:
+        return SolveStatus.OPTIMAL
+    if ms == hp.HighsModelStatus.kTimeLimit:
+        return SolveStatus.TIME_LIMIT
+    if ms == hp.HighsModelStatus.kInfeasible:
+        return SolveStatus.INFEASIBLE
+    return SolveStatus.UNKNOWN

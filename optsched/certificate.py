@@ -1,0 +1,211 @@
+"""Certified gaps at any scale: an interval [LB, UB] on the optimum of one instance (issue 19).
+
+:func:`certify` runs three sides against one :class:`~optsched.deadline.Deadline`:
+
+1. **exact** (a share of the time): the family's exact method. On small instances it proves the
+   optimum and certify is done; past its model-size cap it returns at once with the best
+   heuristic and a bound (it is never built, ``info["not_built"]``).
+2. **upper side**: every start method (the family's ``algorithm`` and ``baseline`` methods, or
+   :attr:`~optsched.family.CertifySpec.starts`), each verified by the family's checker; then the
+   family's any-time improvement (:attr:`~optsched.family.CertifySpec.improve`: neighbourhoods of
+   the best schedule re-optimised by the exact models), verified again.
+3. **lower side**: the family's strongest bound method (:attr:`~optsched.family.CertifySpec.bound`),
+   any-time: whatever it returns when its share of the time ends is a valid bound.
+
+The Result's ``objective`` is the best verified schedule, ``lower_bound`` the best bound, and
+``status`` ``optimal`` when they meet (within the tolerance of :mod:`optsched.tolerance`);
+``info`` names the gap ``UB / LB - 1``, the method behind each side and what every step gave
+(``info["steps"]``: method, side, value, status, seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from optsched import tolerance
+from optsched.deadline import Deadline
+from optsched.errors import InfeasibleSchedule
+from optsched.family import Family
+from optsched.method import Method
+from optsched.registry import family_of, make_result
+from optsched.result import Outcome, Result, SolveStatus
+
+#: Share of the time left that the exact method may use first (it proves small instances; past its
+#: size cap it returns at once).
+EXACT_SHARE = 0.3
+#: Share of the time left that each start heuristic may use (its deadline; most take a second).
+START_SHARE = 0.1
+#: Share of the time left (after the heuristics) that the bound may use; the improvement gets the
+#: rest.
+BOUND_SHARE = 0.5
+
+
+@dataclass
+class Sides:
+    """The best verified schedule (upper side) and the best valid bound (lower side) so far."""
+
+    upper: float = math.inf
+    schedule: Any = None
+    upper_by: str | None = None
+    lower: float = -math.inf
+    lower_by: str | None = None
+
+    def offer(self, result: Result, name: str) -> None:
+        """Take ``result``'s verified schedule and its bound where they improve a side."""
+        if result.schedule is not None and result.objective < self.upper:
+            self.upper, self.schedule, self.upper_by = result.objective, result.schedule, name
+        if result.lower_bound is not None and result.lower_bound > self.lower:
+            self.lower, self.lower_by = result.lower_bound, name
+
+    def closed(self) -> bool:
+        """True when the bound meets the schedule (the schedule is optimal)."""
+        return self.schedule is not None and tolerance.at_most(self.upper, self.lower)
+
+    def gap(self) -> float | None:
+        """UB / LB - 1 (0 when closed; None without a positive bound or a schedule)."""
+        if self.closed():
+            return 0.0
+        if self.schedule is None or not self.lower > 0:
+            return None
+        return self.upper / self.lower - 1
+
+
+def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0) -> Result:
+    """Prove an interval [LB, UB] on the optimum of ``instance`` within ``time_limit`` seconds.
+
+    Parameters
+    ----------
+    instance
+        An instance of any registered family.
+    time_limit
+        Seconds for the whole call (None: no limit; every step then runs to its end).
+    seed
+        Passed to every method.
+
+    Returns
+    -------
+    Result
+        ``method`` "certify"; ``objective`` the best verified schedule's objective (UB),
+        ``lower_bound`` the best valid bound (LB), ``status`` ``optimal`` when they meet, else
+        ``feasible`` (``time_limit`` when the deadline cut a step short); ``info["gap"]`` is
+        UB / LB - 1, ``info["upper_by"]`` / ``info["lower_by"]`` name the method behind each
+        side and ``info["steps"]`` lists every step.
+
+    Examples
+    --------
+    >>> from optsched import generate
+    >>> res = certify(generate("ring_contention", "tiny", 0), time_limit=60)
+    >>> res.status.value, res.info["gap"]
+    ('optimal', 0.0)
+    """
+    family = family_of(instance)
+    deadline = Deadline.after(time_limit)
+    started = time.perf_counter()
+    sides, steps = Sides(), []
+    _run_exact(family, instance, sides, steps, deadline, seed)
+    if not sides.closed():
+        _run_starts(family, instance, sides, steps, deadline, seed)
+    if not sides.closed():
+        _run_bound(family, instance, sides, steps, deadline, seed)
+    if not sides.closed():
+        _run_improve(family, instance, sides, steps, deadline, seed)
+    return _result(instance, sides, steps, deadline, time.perf_counter() - started)
+
+
+def _step(family: Family, instance: Any, entry: Method, deadline: Deadline, seed: int,
+          side: str, sides: Sides, steps: list[dict]) -> Result | None:
+    """Run one registered method under ``deadline``, verify it and offer it to ``sides``."""
+    started = time.perf_counter()
+    try:
+        result = make_result(instance, entry, entry.run(instance, deadline, seed),
+                             time.perf_counter() - started, seed)
+    except InfeasibleSchedule as exc:  # a method's bug must not sink the certificate
+        steps.append({"method": entry.name, "side": side, "error": str(exc),
+                      "seconds": time.perf_counter() - started})
+        return None
+    sides.offer(result, entry.name)
+    steps.append({"method": entry.name, "side": side, "status": result.status.value,
+                  "objective": _plain(result.objective), "lower_bound": result.lower_bound,
+                  "seconds": result.runtime_s,
+                  **({"not_built": result.info["not_built"]} if "not_built" in result.info else {})})
+    return result
+
+
+def _run_exact(family: Family, instance: Any, sides: Sides, steps: list[dict],
+               deadline: Deadline, seed: int) -> None:
+    entry = family.method("exact")
+    _step(family, instance, entry, deadline.within(deadline.limit(EXACT_SHARE)), seed, "exact",
+          sides, steps)
+
+
+def start_methods(family: Family) -> list[Method]:
+    """The methods whose schedules start the upper side (see :class:`~optsched.family.CertifySpec`)."""
+    if family.certify.starts is not None:
+        return [family.method(n) for n in family.certify.starts]
+    return [m for m in family.methods if m.kind in ("algorithm", "baseline") and not m.relaxed]
+
+
+def _run_starts(family: Family, instance: Any, sides: Sides, steps: list[dict],
+                deadline: Deadline, seed: int) -> None:
+    for entry in start_methods(family):
+        if deadline.expired():
+            steps.append({"method": entry.name, "side": "upper", "skipped": "deadline"})
+            continue
+        _step(family, instance, entry, deadline.within(deadline.limit(START_SHARE)), seed,
+              "upper", sides, steps)
+
+
+def _run_bound(family: Family, instance: Any, sides: Sides, steps: list[dict],
+               deadline: Deadline, seed: int) -> None:
+    name = family.certify.bound
+    entry = family.method(name) if name else family.bound_method()
+    if entry is None or deadline.expired():
+        return
+    share = BOUND_SHARE if family.certify.improve is not None else 1.0
+    _step(family, instance, entry, deadline.within(deadline.limit(share)), seed, "lower",
+          sides, steps)
+
+
+def _run_improve(family: Family, instance: Any, sides: Sides, steps: list[dict],
+                 deadline: Deadline, seed: int) -> None:
+    improve = family.certify.improve
+    if improve is None or sides.schedule is None or deadline.expired():
+        return
+    start = sides.schedule
+
+    def run(inst: Any, *, deadline: Deadline, seed: int = 0) -> Outcome:
+        return improve(inst, start, deadline=deadline, seed=seed)
+
+    entry = Method("improve", "algorithm", run, description="neighbourhood re-optimisation")
+    _step(family, instance, entry, deadline, seed, "upper", sides, steps)
+
+
+def _result(instance: Any, sides: Sides, steps: list[dict], deadline: Deadline,
+            runtime: float) -> Result:
+    if sides.closed():
+        status = SolveStatus.OPTIMAL
+    elif sides.schedule is None:
+        status = SolveStatus.UNKNOWN
+    else:
+        cut = any(s.get("status") == SolveStatus.TIME_LIMIT.value or "skipped" in s
+                  for s in steps)
+        status = SolveStatus.TIME_LIMIT if cut or deadline.expired() else SolveStatus.FEASIBLE
+    info: dict[str, Any] = {"gap": sides.gap(), "upper_by": sides.upper_by,
+                            "lower_by": sides.lower_by, "steps": steps}
+    lower = None if sides.lower == -math.inf else min(sides.lower, sides.upper)
+    if lower is not None and not tolerance.at_most(sides.lower, sides.upper):
+        # a bound above a verified schedule is no bound (a model bug): reported, not used
+        info["bound_dropped"] = f"{sides.lower_by} bound {sides.lower:.10g} > {sides.upper:.10g}"
+        lower, info["gap"], status = None, None, SolveStatus.FEASIBLE
+    return Result(status=status, objective=sides.upper, lower_bound=lower, runtime_s=runtime,
+                  method="certify", guarantee=None, schedule=sides.schedule, info=info)
+
+
+def _plain(x: float) -> float | str:
+    return "inf" if math.isinf(x) else x
+
+
+__all__ = ["BOUND_SHARE", "EXACT_SHARE", "START_SHARE", "certify", "start_methods"]
