@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 from optsched import tolerance
 from optsched.deadline import Deadline
@@ -33,6 +33,9 @@ from optsched.method import Method
 from optsched.registry import family_of, make_result
 from optsched.result import Outcome, Result, SolveStatus
 
+#: Seconds certify takes when it is given no limit (the improvement and the bound are any-time
+#: loops: a limit is what ends them).
+DEFAULT_TIME_LIMIT = 600.0
 #: Share of the time left that the exact method may use first (it proves small instances; past its
 #: size cap it returns at once).
 EXACT_SHARE = 0.3
@@ -73,7 +76,8 @@ class Sides:
         return self.upper / self.lower - 1
 
 
-def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0) -> Result:
+def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
+            known: Iterable[Result] = ()) -> Result:
     """Prove an interval [LB, UB] on the optimum of ``instance`` within ``time_limit`` seconds.
 
     Parameters
@@ -81,9 +85,13 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0) -
     instance
         An instance of any registered family.
     time_limit
-        Seconds for the whole call (None: no limit; every step then runs to its end).
+        Seconds for the whole call (None: :data:`DEFAULT_TIME_LIMIT`).
     seed
         Passed to every method.
+    known
+        Results already computed on this instance with ``seed`` (e.g. by ``optsched compare`` or
+        by ``solve(..., "exact")``): their verified schedules and bounds are offered to the sides
+        first, and the methods they name are not run again.
 
     Returns
     -------
@@ -102,14 +110,20 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0) -
     ('optimal', 0.0)
     """
     family = family_of(instance)
-    deadline = Deadline.after(time_limit)
+    deadline = Deadline.after(DEFAULT_TIME_LIMIT if time_limit is None else time_limit)
     started = time.perf_counter()
     sides, steps = Sides(), []
-    _run_exact(family, instance, sides, steps, deadline, seed)
+    done = set()
+    for result in known:
+        sides.offer(result, result.method)
+        steps.append(_record(result.method, "known", result))
+        done.add(result.method)
+    if "exact" not in done:
+        _run_exact(family, instance, sides, steps, deadline, seed)
     if not sides.closed():
-        _run_starts(family, instance, sides, steps, deadline, seed)
+        _run_starts(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
-        _run_bound(family, instance, sides, steps, deadline, seed)
+        _run_bound(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
         _run_improve(family, instance, sides, steps, deadline, seed)
     return _result(instance, sides, steps, deadline, time.perf_counter() - started)
@@ -127,11 +141,18 @@ def _step(family: Family, instance: Any, entry: Method, deadline: Deadline, seed
                       "seconds": time.perf_counter() - started})
         return None
     sides.offer(result, entry.name)
-    steps.append({"method": entry.name, "side": side, "status": result.status.value,
-                  "objective": _plain(result.objective), "lower_bound": result.lower_bound,
-                  "seconds": result.runtime_s,
-                  **({"not_built": result.info["not_built"]} if "not_built" in result.info else {})})
+    steps.append(_record(entry.name, side, result))
     return result
+
+
+def _record(name: str, side: str, result: Result) -> dict:
+    """One line of ``info["steps"]``."""
+    line = {"method": name, "side": side, "status": result.status.value,
+            "objective": _plain(result.objective), "lower_bound": result.lower_bound,
+            "seconds": result.runtime_s}
+    if "not_built" in result.info:
+        line["not_built"] = result.info["not_built"]
+    return line
 
 
 def _run_exact(family: Family, instance: Any, sides: Sides, steps: list[dict],
@@ -149,8 +170,10 @@ def start_methods(family: Family) -> list[Method]:
 
 
 def _run_starts(family: Family, instance: Any, sides: Sides, steps: list[dict],
-                deadline: Deadline, seed: int) -> None:
+                deadline: Deadline, seed: int, done: set[str]) -> None:
     for entry in start_methods(family):
+        if entry.name in done:
+            continue
         if deadline.expired():
             steps.append({"method": entry.name, "side": "upper", "skipped": "deadline"})
             continue
@@ -159,14 +182,20 @@ def _run_starts(family: Family, instance: Any, sides: Sides, steps: list[dict],
 
 
 def _run_bound(family: Family, instance: Any, sides: Sides, steps: list[dict],
-               deadline: Deadline, seed: int) -> None:
-    name = family.certify.bound
-    entry = family.method(name) if name else family.bound_method()
-    if entry is None or deadline.expired():
+                deadline: Deadline, seed: int, done: set[str]) -> None:
+    entry = certify_bound(family)
+    if entry is None or entry.name in done or deadline.expired():
         return
     share = BOUND_SHARE if family.certify.improve is not None else 1.0
     _step(family, instance, entry, deadline.within(deadline.limit(share)), seed, "lower",
           sides, steps)
+
+
+def certify_bound(family: Family) -> Method | None:
+    """The bound method certify runs (:attr:`~optsched.family.CertifySpec.bound`, else
+    :meth:`~optsched.family.Family.bound_method`)."""
+    name = family.certify.bound
+    return family.method(name) if name else family.bound_method()
 
 
 def _run_improve(family: Family, instance: Any, sides: Sides, steps: list[dict],
@@ -208,4 +237,5 @@ def _plain(x: float) -> float | str:
     return "inf" if math.isinf(x) else x
 
 
-__all__ = ["BOUND_SHARE", "EXACT_SHARE", "START_SHARE", "certify", "start_methods"]
+__all__ = ["BOUND_SHARE", "DEFAULT_TIME_LIMIT", "EXACT_SHARE", "START_SHARE", "Sides", "certify", "certify_bound",
+           "start_methods"]

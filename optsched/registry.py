@@ -85,13 +85,32 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
 
     The schedule is checked by the family's independent ``verify`` (or the method's own checker)
     before the Result is made; an infeasible schedule raises ``InfeasibleSchedule``.
+
+    ``exact`` on an instance whose model is not built (past its size cap, or too big for the time
+    left: ``info["not_built"]``) goes on with :func:`optsched.certificate.certify` for the time
+    left (its default when there is no limit): the Result is then the certified interval, with
+    ``info["not_built"]`` and ``info["certified"]``.
     """
     entry = family_of(instance).method(method)
     deadline = Deadline.after(time_limit)
     start = time.perf_counter()
     outcome = entry.run(instance, deadline, seed)
     runtime = time.perf_counter() - start
-    return make_result(instance, entry, outcome, runtime, seed)
+    result = make_result(instance, entry, outcome, runtime, seed)
+    if entry.name == "exact" and "not_built" in result.info and not deadline.expired():
+        return _certified(instance, result, deadline, seed)
+    return result
+
+
+def _certified(instance: Any, exact: Result, deadline: Deadline, seed: int) -> Result:
+    """``exact`` whose model was not built, continued by certify for the time left."""
+    from optsched.certificate import certify
+
+    cert = certify(instance, time_limit=deadline.remaining(), seed=seed, known=[exact])
+    info = {**cert.info, "not_built": exact.info["not_built"], "certified": True}
+    return Result(status=cert.status, objective=cert.objective, lower_bound=cert.lower_bound,
+                  runtime_s=exact.runtime_s + cert.runtime_s, method="exact", guarantee=None,
+                  schedule=cert.schedule, info=info)
 
 
 def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,

@@ -101,7 +101,19 @@ class Result:
             f"guarantee  {'-' if self.guarantee is None else format(self.guarantee, '.6g')}",
             f"runtime    {self.runtime_s:.3f} s",
         ]
-        return "\n".join(lines)
+        return "\n".join(lines + self._certificate_lines())
+
+    def _certificate_lines(self) -> list[str]:
+        """What certify adds to the summary: why no model was built, the gap and its sides."""
+        lines = []
+        if "not_built" in self.info:
+            lines.append(f"model      not built: {self.info['not_built']}")
+        if "upper_by" in self.info:
+            gap = self.info.get("gap")
+            shown = "-" if gap is None else f"{gap:.2%}"
+            lines.append(f"gap        {shown} (UB / LB - 1; UB from {self.info['upper_by']}, "
+                         f"LB from {self.info.get('lower_by') or '-'})")
+        return lines
 
 
 def _json_float(x: float | None) -> float | str | None:

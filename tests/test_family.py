@@ -45,7 +45,7 @@ def test_toy_family_ratios_and_compare(toy, tmp_path):
     assert all(r["checks"]["lb_le_opt"] for r in rows if r["method"] == "lower_bound")
     assert {r["params"]["rule"] for r in rows if r["params"]} == {"wspt", "fifo"}
     rows, table = run_compare(toy.name, preset="small", seeds=2, progress=False)
-    assert {r["method"] for r in rows} == {"wspt", "fifo", "lower_bound"} and "/ wspt" in table
+    assert {r["method"] for r in rows} == {"wspt", "fifo", "lower_bound"} and "/ref" in table
     assert all(r["alg_lb"] >= 1 - 1e-9 for r in rows if r["kind"] != "bound")
 
 

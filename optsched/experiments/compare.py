@@ -11,6 +11,13 @@ reference, bound, figure labels). The family's bound method (``CompareSpec.bound
 ``alg_lb`` = objective / LB, an upper bound on its distance from the unknown optimum. Methods that
 solve a relaxed model (``Method.relaxed``, e.g. preemptive baselines) get no ALG/LB: LB bounds the
 family's model, not theirs.
+
+With ``certify`` seconds (issue 19 item 4), :func:`optsched.certificate.certify` then runs on
+every instance, starting from the verified schedules and the bound just computed: its row
+(kind ``certify``) holds the certified interval [LB, UB], and every method gets ``alg_ub`` =
+objective / UB beside ``alg_lb`` = objective / LB, with LB the best bound of the instance. The
+certified gap UB / LB - 1 says how much of ALG/LB can be the bound's and how much is the
+algorithm's.
 """
 
 from __future__ import annotations
@@ -27,14 +34,14 @@ from optsched.experiments.ratios import _exc_text, _progress, versions
 from optsched.experiments.table import _align
 
 COMPARE_FIELDS = ("family", "preset", "seed", "method", "kind", "status", "objective", "relative",
-                  "lower_bound", "alg_lb", "runtime_s", "error")
+                  "lower_bound", "alg_lb", "alg_ub", "runtime_s", "error")
 #: Time limit (s) of the bound method when the call has none (bounds at paper scale are LPs or
 #: cut loops that may not converge; what they have when stopped is still a valid bound).
 BOUND_TIME_LIMIT = 120.0
 
 
 def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limit=None,
-                progress=None):
+                progress=None, certify: float | None = None):
     """Run every algorithm and baseline of ``family`` on ``seeds`` instances of ``preset``.
 
     Parameters
@@ -49,6 +56,8 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
         Passed to every method (None: no limit).
     progress
         Progress bar; None = only when stderr is a terminal.
+    certify
+        Seconds of :func:`optsched.certificate.certify` per instance (None: not run).
 
     Returns
     -------
@@ -68,13 +77,18 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
     try:
         for seed in seed_list:
             inst = spec.generate(preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2
-            instance_rows = []
+            instance_rows, results = [], []
             for entry in runs:
                 limit = time_limit
                 if entry is bound and limit is None:
                     limit = BOUND_TIME_LIMIT
-                instance_rows.append(_run(inst, entry, family, preset, seed, limit))
+                row, result = _run(inst, entry, family, preset, seed, limit)
+                instance_rows.append(row)
+                if result is not None and entry.name not in relaxed:
+                    results.append(result)
                 bar.update(1)
+            if certify is not None:
+                instance_rows.append(_certify(inst, results, family, preset, seed, certify))
             _normalise(instance_rows, reference, relaxed)
             rows += instance_rows
     finally:
@@ -95,39 +109,60 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
 
 
 def _normalise(rows: list[dict], reference: str, relaxed: set[str]) -> None:
-    """Set ``relative`` (objective / the reference's, LB / it for the bound row) and ``alg_lb``
-    (objective / LB) on one instance's rows."""
+    """Set ``relative`` (objective / the reference's, LB / it for the bound row), ``alg_lb``
+    (objective / the instance's best LB) and ``alg_ub`` (objective / certify's UB) on one
+    instance's rows."""
     ref = next((r["objective"] for r in rows if r["method"] == reference), None)
-    lb = max((r["lower_bound"] for r in rows if r["kind"] == "bound"
+    lb = max((r["lower_bound"] for r in rows if r["kind"] in ("bound", "certify")
               and r["lower_bound"] is not None), default=None)
+    ub = next((r["objective"] for r in rows if r["kind"] == "certify"), None)
     for r in rows:
         value = r["lower_bound"] if r["kind"] == "bound" else r["objective"]
         if ref is not None and value is not None and ref > 0:
             r["relative"] = value / ref
-        if lb is not None and lb > 0 and r["objective"] is not None and r["method"] not in relaxed:
+        if r["objective"] is None or r["method"] in relaxed or r["kind"] == "bound":
+            continue
+        if lb is not None and lb > 0:
             r["alg_lb"] = r["objective"] / lb
+        if ub is not None and ub > 0:
+            r["alg_ub"] = r["objective"] / ub
 
 
-def _run(inst, entry, family, preset, seed, time_limit) -> dict:
+def _run(inst, entry, family, preset, seed, time_limit):
+    """One method on one instance: its row and its Result (None when it failed)."""
     from optsched.registry import solve
 
+    return _row_of(lambda: solve(inst, entry.name, time_limit=time_limit, seed=seed),
+                   family, preset, seed, entry.name, entry.kind)
+
+
+def _certify(inst, known, family, preset, seed, time_limit) -> dict:
+    """certify's row: objective = the certified UB, lower_bound = its LB."""
+    from optsched.certificate import certify
+
+    row, _ = _row_of(lambda: certify(inst, time_limit=time_limit, seed=seed, known=known),
+                     family, preset, seed, "certify", "certify")
+    return row
+
+
+def _row_of(call, family, preset, seed, method, kind):
     row = dict.fromkeys(COMPARE_FIELDS)
-    row.update(family=family, preset=preset, seed=seed, method=entry.name, kind=entry.kind)
+    row.update(family=family, preset=preset, seed=seed, method=method, kind=kind)
     start = time.perf_counter()
     try:
-        result = solve(inst, entry.name, time_limit=time_limit, seed=seed)
+        result = call()
     except InfeasibleSchedule as exc:
         row.update(status="violation", error=f"InfeasibleSchedule: {exc}",
                    runtime_s=time.perf_counter() - start)
-        return row
+        return row, None
     except Exception as exc:  # noqa: BLE001 - reported in the table, never swallowed
         row.update(status="error", error=_exc_text(exc), runtime_s=time.perf_counter() - start)
-        return row
+        return row, None
     objective = None if math.isinf(result.objective) else result.objective
     lb = result.lower_bound
     row.update(status=result.status.value, objective=objective, runtime_s=result.runtime_s,
                lower_bound=lb if lb is not None and math.isfinite(lb) else None)
-    return row
+    return row, result
 
 
 def summarize_compare(rows: list[dict], reference: str) -> list[dict]:
@@ -142,6 +177,7 @@ def summarize_compare(rows: list[dict], reference: str) -> list[dict]:
         objs = [v for v in objs if v is not None]
         rel = [r["relative"] for r in group if r["relative"] is not None]
         alg_lb = [r["alg_lb"] for r in group if r.get("alg_lb") is not None]
+        alg_ub = [r["alg_ub"] for r in group if r.get("alg_ub") is not None]
         times = [r["runtime_s"] for r in group if r["runtime_s"] is not None]
         out.append({
             "method": method, "kind": group[0]["kind"], "instances": len(group),
@@ -150,11 +186,12 @@ def summarize_compare(rows: list[dict], reference: str) -> list[dict]:
             "relative_min": min(rel) if rel else None, "relative_max": max(rel) if rel else None,
             "alg_lb_mean": statistics.fmean(alg_lb) if alg_lb else None,
             "alg_lb_max": max(alg_lb) if alg_lb else None,
+            "alg_ub_mean": statistics.fmean(alg_ub) if alg_ub else None,
             "runtime_median_s": statistics.median(times) if times else None,
             "failures": sum(r["status"] in ("error", "violation")
                             or r["lower_bound" if bound else "objective"] is None for r in group),
         })
-    kinds = ("algorithm", "baseline", "bound")
+    kinds = ("algorithm", "baseline", "bound", "certify")
     out.sort(key=lambda s: (s["method"] != reference, kinds.index(s["kind"])
                             if s["kind"] in kinds else 3))
     return out
@@ -165,14 +202,14 @@ def format_compare(rows: list[dict], reference: str) -> str:
     def f(v, spec):
         return "" if v is None else format(v, spec)
 
-    header = ("method", "kind", "n", "mean objective", f"/ {reference}", "min", "max",
-              "ALG/LB mean", "max", "median time s", "fail")
+    header = ("method", "kind", "n", "mean objective", "/ref", "max",
+              "ALG/UB", "ALG/LB", "max", "med. s", "fail")
     summary = summarize_compare(rows, reference)
     lines = [(s["method"] + (" *" if s["method"] == reference else ""), s["kind"],
-              str(s["instances"]), f(s["objective_mean"], ".6g"), f(s["relative_mean"], ".3f"),
-              f(s["relative_min"], ".3f"), f(s["relative_max"], ".3f"),
-              f(s["alg_lb_mean"], ".3f"), f(s["alg_lb_max"], ".3f"),
-              f(s["runtime_median_s"], ".3f"), str(s["failures"]))
+              str(s["instances"]), f(s["objective_mean"], ",.0f"), f(s["relative_mean"], ".3f"),
+              f(s["relative_max"], ".3f"),
+              f(s["alg_ub_mean"], ".3f"), f(s["alg_lb_mean"], ".3f"), f(s["alg_lb_max"], ".3f"),
+              f(s["runtime_median_s"], ".2f"), str(s["failures"]))
              for s in summary]
     text = _align(header, lines, right_from=2)
     if rows:
@@ -181,7 +218,7 @@ def format_compare(rows: list[dict], reference: str) -> str:
         notes = [f"{r0['family']}, preset {r0['preset']}, {n} seed(s); * = the paper's algorithm; "
                  f"relative = objective / {reference} on the same instance (> 1 is worse); the "
                  f"bound row shows LB / {reference}."]
-        notes += _bound_notes(rows, summary)
+        notes += _bound_notes(rows, summary) + _certify_notes(rows)
     else:
         notes = ["no rows"]
     for r in rows:
@@ -200,7 +237,7 @@ def _bound_notes(rows: list[dict], summary: list[dict]) -> list[str]:
     if not bounds:
         return ["ALG/LB: the family registers no bound method."]
     statuses = sorted({r["status"] for r in bounds})
-    ranked = [s for s in summary if s["alg_lb_mean"] is not None]
+    ranked = [s for s in summary if s["alg_lb_mean"] is not None and s["kind"] != "certify"]
     notes = [f"ALG/LB = objective / the lower bound of `{bounds[0]['method']}` on the same instance "
              f"(status {', '.join(statuses)}); an upper bound on ALG/OPT. Relaxed-model methods get "
              f"none."]
@@ -209,6 +246,25 @@ def _bound_notes(rows: list[dict], summary: list[dict]) -> list[str]:
         notes.append(f"best ALG/LB: {best['method']} {best['alg_lb_mean']:.3f} (mean), "
                      f"{best['alg_lb_max']:.3f} (max).")
     return notes
+
+
+def _certify_notes(rows: list[dict]) -> list[str]:
+    """The certified interval of every instance (issue 19 item 4)."""
+    certified = [r for r in rows if r["kind"] == "certify"]
+    if not certified:
+        return []
+    notes = ["ALG/UB = objective / certify's UB (the best verified schedule found); ALG/LB and "
+             "ALG/UB are means over instances. Certified gap UB/LB - 1 per seed:"]
+    for r in certified:
+        ub, lb = r["objective"], r["lower_bound"]
+        gap = "-" if ub is None or not lb else f"{ub / lb - 1:.2%}"
+        notes.append(f"  seed {r['seed']}: LB {_num(lb)}, UB {_num(ub)}, gap {gap} "
+                     f"({r['status']}, {r['runtime_s']:.0f} s)")
+    return notes
+
+
+def _num(x) -> str:
+    return "-" if x is None else f"{x:,.6g}" if abs(x) < 1e6 else f"{x:,.0f}"
 
 
 def write_compare_csv(rows: list[dict], path: str | Path) -> None:

@@ -1,0 +1,150 @@
+"""optsched.certify (issue 19): the certified interval [LB, UB] on the optimum, its sides, the
+fall-through of ``solve(..., "exact")`` when the model is not built, and compare's ALG/UB.
+
+The toy single-machine family (tests/toy/) is registered with a certify spec whose exact model
+is "never built", whose start is FIFO only, and whose improvement is Smith's rule: every side of
+the driver can then be checked against a known optimum.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+import optsched
+from optsched import registry
+from optsched.certificate import Sides, certify
+from optsched.deadline import Deadline
+from optsched.experiments.compare import run_compare
+from optsched.family import CertifySpec
+from optsched.method import Method
+from optsched.result import Outcome, Result, SolveStatus
+
+FAMILIES = ("hetero_gpu", "edge_cloud", "ring_contention", "elastic_cluster", "cojob_network")
+
+
+def _not_built(inst, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """An exact method past its size cap: FIFO's schedule, the trivial bound, no model."""
+    from tests.toy.solvers import ListParams, list_schedule, lower_bound
+
+    out = list_schedule(inst, ListParams("fifo"), deadline=deadline)
+    bound = lower_bound(inst, deadline=deadline).lower_bound
+    return Outcome(out.schedule, SolveStatus.FEASIBLE, bound, {"not_built": "size cap (test)"})
+
+
+def _smith(inst, start, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Improvement: Smith's rule (optimal for 1 || sum w_j C_j), never worse than ``start``."""
+    from tests.toy.solvers import ListParams, list_schedule
+
+    return list_schedule(inst, ListParams("wspt"), deadline=deadline)
+
+
+def _exact_bound(inst, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """A bound that equals the optimum (the exact MILP's value, no schedule)."""
+    from tests.toy.solvers import exact
+
+    return Outcome(None, SolveStatus.OPTIMAL, exact(inst, deadline=deadline).lower_bound)
+
+
+@pytest.fixture
+def toy():
+    from tests.toy.solvers import SPEC
+
+    methods = tuple(Method("exact", "exact", _not_built) if m.name == "exact" else m
+                    for m in SPEC.methods) + (Method("strong_bound", "bound", _exact_bound),)
+    spec = dataclasses.replace(SPEC, methods=methods, certify=CertifySpec(
+        bound="strong_bound", improve=_smith, starts=("fifo",)))
+    registry.register(spec)
+    yield spec
+    registry.unregister(spec.name)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_certify_proves_tiny_optima(family):
+    """On tiny instances the exact step proves the optimum: gap 0, the same value as exact."""
+    inst = optsched.generate(family, "tiny", 2)
+    res = certify(inst, time_limit=60)
+    opt = optsched.solve(inst, "exact", time_limit=60)
+    assert res.status is SolveStatus.OPTIMAL and res.info["gap"] == 0.0
+    assert res.objective == pytest.approx(opt.objective, rel=1e-9)
+    assert optsched.verify(inst, res.schedule) == pytest.approx(res.objective)
+
+
+def test_every_side_runs_when_exact_is_not_built(toy):
+    inst = toy.generate("small", 3)
+    opt = _exact_bound(inst, deadline=Deadline.after(60)).lower_bound
+    res = certify(inst, time_limit=60)
+    sides = [(s["method"], s["side"]) for s in res.info["steps"]]
+    assert sides == [("exact", "exact"), ("fifo", "upper"), ("strong_bound", "lower"),
+                     ("improve", "upper")]
+    assert res.info["steps"][0]["not_built"] == "size cap (test)"
+    assert res.status is SolveStatus.OPTIMAL and res.objective == pytest.approx(opt)
+    assert (res.info["upper_by"], res.info["lower_by"]) == ("improve", "strong_bound")
+    assert optsched.verify(inst, res.schedule) == pytest.approx(res.objective)
+
+
+def test_solve_exact_falls_through_to_certify(toy):
+    """``solve(..., "exact")`` whose model is not built returns the certified interval."""
+    inst = toy.generate("small", 4)
+    res = optsched.solve(inst, "exact", time_limit=60)
+    assert res.method == "exact" and res.info["certified"] and res.info["not_built"]
+    assert res.status is SolveStatus.OPTIMAL and res.info["gap"] == 0.0
+    assert "exact" not in [s["method"] for s in res.info["steps"] if s["side"] != "known"]
+    text = res.summary()
+    assert "not built: size cap (test)" in text and "gap        0.00%" in text
+
+
+def test_known_results_are_not_run_again(toy):
+    inst = toy.generate("small", 5)
+    fifo = optsched.solve(inst, "fifo")
+    res = certify(inst, time_limit=60, known=[fifo])
+    ran = [s["method"] for s in res.info["steps"] if s["side"] != "known"]
+    assert "fifo" not in ran and res.status is SolveStatus.OPTIMAL
+
+
+def test_without_improvement_the_gap_is_reported(toy):
+    spec = dataclasses.replace(toy, certify=CertifySpec(bound="lower_bound", starts=("fifo",)))
+    registry.unregister(toy.name)
+    registry.register(spec)
+    inst = spec.generate("small", 1)
+    res = certify(inst, time_limit=60)
+    fifo = optsched.solve(inst, "fifo")
+    assert res.objective == pytest.approx(fifo.objective)
+    assert res.status is SolveStatus.FEASIBLE and res.info["upper_by"] in ("exact", "fifo")
+    assert res.info["gap"] == pytest.approx(res.objective / res.lower_bound - 1)
+    assert res.lower_bound <= res.objective
+
+
+def test_a_bound_above_a_verified_schedule_is_dropped():
+    sides = Sides(upper=10.0, schedule=object(), upper_by="a", lower=12.0, lower_by="b")
+    from optsched.certificate import _result
+
+    res = _result(None, sides, [], Deadline.after(10), 0.0)
+    assert res.lower_bound is None and res.info["gap"] is None and "bound_dropped" in res.info
+    assert res.status is SolveStatus.FEASIBLE
+
+
+def test_sides_keep_the_best_of_each():
+    sides = Sides()
+
+    def result(obj, lb, schedule=True):
+        return Result(SolveStatus.FEASIBLE, obj, lb, 0.0, "m", None,
+                      object() if schedule else None, {})
+
+    sides.offer(result(10.0, None), "a")
+    sides.offer(result(12.0, 7.0), "b")
+    sides.offer(result(math.inf, 8.0, schedule=False), "c")
+    assert (sides.upper, sides.upper_by, sides.lower, sides.lower_by) == (10.0, "a", 8.0, "c")
+    assert sides.gap() == pytest.approx(0.25) and not sides.closed()
+
+
+def test_compare_shows_alg_over_ub_and_the_certified_gap(toy):
+    rows, table = run_compare(toy.name, preset="small", seeds=2, progress=False, certify=30)
+    cert = [r for r in rows if r["kind"] == "certify"]
+    assert len(cert) == 2 and all(r["status"] == "optimal" for r in cert)
+    for r in rows:
+        if r["kind"] in ("algorithm", "baseline"):
+            assert r["alg_ub"] >= 1 - 1e-9 and r["alg_lb"] >= r["alg_ub"] - 1e-9
+    assert "Certified gap" in table and "gap 0.00%" in table
