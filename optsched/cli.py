@@ -91,11 +91,13 @@ def cmd_solve(args) -> None:
     output = _output_path(args.output, "-o")
     plot = _output_path(args.plot, "--plot", image=True)
     inst = load_instance(args.file)
-    result = solve(inst, args.method, time_limit=args.time_limit, seed=args.seed)
+    with _solver_options(args) as options:
+        result = solve(inst, args.method, time_limit=args.time_limit, seed=args.seed)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(result.summary())
+    _report_written(options)
     if result.schedule is None:
         for flag, path in (("-o", output), ("--plot", plot)):
             if path:
@@ -110,6 +112,53 @@ def cmd_solve(args) -> None:
         title = title_of(inst, result.objective, f"{result.method}, {result.status.value}")
         _write(lambda path: plot_schedule(inst, result.schedule, path, objective=result.objective,
                                           title=title), plot)
+
+
+def cmd_certify(args) -> None:
+    from optsched import certify, load_instance
+
+    output = _output_path(args.output, "-o")
+    inst = load_instance(args.file)
+    with _solver_options(args):
+        result = certify(inst, time_limit=args.time_limit, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print(result.summary())
+        for step in result.info["steps"]:
+            print(_step_line(step))
+    if output and result.schedule is not None:
+        from optsched import dump
+
+        _write(lambda path: dump(result.schedule, path), output)
+
+
+def _step_line(step: dict) -> str:
+    """One step of certify for the terminal."""
+    if "error" in step or "skipped" in step:
+        return f"  {step['side']:<6} {step['method']:<24} {step.get('error') or step['skipped']}"
+    obj, lb = step.get("objective"), step.get("lower_bound")
+    value = f"UB {obj:,.10g}" if isinstance(obj, float) and obj != float("inf") else "no schedule"
+    bound = "" if lb is None else f", LB {lb:,.10g}"
+    return (f"  {step['side']:<6} {step['method']:<24} {step['status']:<10} {value}{bound} "
+            f"({step['seconds']:.1f} s)")
+
+
+def _solver_options(args):
+    """The solver options of ``--solver``, ``--log``, ``--threads`` and ``--write-model``."""
+    from optsched.solvers.highs import SolverOptions, using
+
+    return using(SolverOptions(name=args.solver, log=args.log, threads=args.threads,
+                               write_model=getattr(args, "write_model", None)))
+
+
+def _report_written(options) -> None:
+    for w in options.written:
+        print(f"wrote model {w['model']!r} ({w['variables']:,} variables, {w['constraints']:,} "
+              f"constraints) to {w['path']}", file=sys.stderr)
+    if options.write_model and not options.written:
+        print(f"optsched: note: the method solved no model; nothing written to "
+              f"{options.write_model}", file=sys.stderr)
 
 
 def cmd_verify(args) -> None:
@@ -144,8 +193,9 @@ def cmd_compare(args) -> None:
     from optsched.experiments.compare import run_compare
 
     _output_dir(args.out, "--out")
-    _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
-                           time_limit=args.time_limit)
+    with _solver_options(args):
+        _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
+                               time_limit=args.time_limit, certify=args.certify)
     print(table)
 
 
@@ -354,7 +404,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the schedule JSON to FILE (its directory must exist)")
     s.add_argument("--plot", metavar="FILE",
                    help="also draw the schedule as a Gantt chart to FILE (.png, .svg, .pdf)")
+    _solver_args(s)
+    s.add_argument("--write-model", metavar="FILE",
+                   help="write every Pyomo model the method solves, numbered in order, to "
+                        "FILE.1.lp, FILE.2.lp, ... (or .mps; the exact model is the last one an "
+                        "exact method solves) and list them on stderr")
     s.set_defaults(run=cmd_solve)
+
+    s = command("certify", "prove an interval [LB, UB] on the optimum, at any scale",
+                "Certify the instance in FILE: the exact method (which proves small instances), "
+                "then every algorithm and baseline, the family's strongest lower bound and its "
+                "any-time improvement, each schedule verified; print the best verified schedule "
+                "(UB), the best bound (LB), the gap UB/LB - 1 and every step.")
+    s.add_argument("file", metavar="FILE", help="instance JSON (from 'optsched generate')")
+    s.add_argument("--time-limit", type=_positive, default=600.0, metavar="S",
+                   help="seconds for the whole call (default: %(default)s)")
+    s.add_argument("--seed", type=_nonnegative_int, default=0, metavar="N",
+                   help="seed of randomised methods (default: %(default)s)")
+    s.add_argument("--json", action="store_true", help="print the Result as JSON")
+    s.add_argument("-o", "--output", metavar="FILE",
+                   help="also write the best schedule JSON to FILE")
+    _solver_args(s)
+    s.set_defaults(run=cmd_certify)
 
     s = command("verify", "check a schedule against an instance, print its objective",
                 "Check SCHEDULE against the instance in FILE with the family's independent "
@@ -396,7 +467,8 @@ def _parser() -> argparse.ArgumentParser:
                         "when one's incumbent meets the other's bound; one of: %(choices)s "
                         "(default: %(default)s)")
     s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
-                   help="local processes, HiGHS threads=1 each (default: %(default)s)")
+                   help="local processes, HiGHS threads=1 each, at most the cores available "
+                        "(default: %(default)s)")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="send the instances to this Dask distributed scheduler instead "
                         "(default: run locally)")
@@ -419,6 +491,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=None, metavar="DIR",
                    help="write compare.csv and compare.png to DIR, created if missing "
                         "(default: print only)")
+    s.add_argument("--certify", type=_positive, default=None, metavar="S",
+                   help="also certify every instance for S seconds (from the schedules and "
+                        "bound just computed): ALG/UB and the certified gap (default: off)")
+    _solver_args(s)
     s.set_defaults(run=cmd_compare)
 
     s = sub.add_parser("worst", help="search for the instance on which a method is worst",
@@ -447,7 +523,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--strategy", choices=("search", "random"), default="search",
                    help="search, or the random-sampling baseline (default: %(default)s)")
     s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
-                   help="local processes (default: %(default)s)")
+                   help="local processes, at most the cores available (default: %(default)s)")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="a Dask distributed scheduler instead of local processes")
     s.add_argument("--out", default=None, metavar="DIR",
@@ -471,6 +547,16 @@ def cmd_schema(args) -> None:
     from optsched.schema import schema
 
     print(json.dumps(schema(args.family, args.kind), indent=2, ensure_ascii=False))
+
+
+def _solver_args(s: argparse.ArgumentParser) -> None:
+    """--solver, --log and --threads: which solver every Pyomo model is solved with."""
+    s.add_argument("--solver", default="highs", metavar="NAME",
+                   help="highs (the reference), scip (extra scip) or any solver Pyomo drives "
+                        "when installed: gurobi, cplex, cbc, glpk, ... (default: %(default)s)")
+    s.add_argument("--log", action="store_true", help="solver output to stderr")
+    s.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                   help="solver threads (default: 1)")
 
 
 def _positive(text: str) -> float:

@@ -80,11 +80,15 @@ def get_method(family: str, name: str | None = None) -> Method:
 
 
 def solve(instance: Any, method: str | None = None, *, time_limit: float | None = None,
-          seed: int = 0) -> Result:
+          seed: int = 0, solver: str | None = None) -> Result:
     """Run one method on one instance within ``time_limit`` seconds and return a verified Result.
 
     The schedule is checked by the family's independent ``verify`` (or the method's own checker)
     before the Result is made; an infeasible schedule raises ``InfeasibleSchedule``.
+
+    ``solver`` names the solver of every Pyomo model the method solves (``highs``, the default
+    and reference; ``scip`` with the extra ``scip``; any solver Pyomo drives when installed);
+    None keeps the one in force (:func:`optsched.solvers.highs.using`).
 
     ``exact`` on an instance whose model is not built (past its size cap, or too big for the time
     left: ``info["not_built"]``) goes on with :func:`optsched.certificate.certify` for the time
@@ -92,6 +96,13 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
     ``info["not_built"]`` and ``info["certified"]``.
     """
     entry = family_of(instance).method(method)
+    if solver is not None:
+        from dataclasses import replace
+
+        from optsched.solvers.highs import current, using
+
+        with using(replace(current(), name=solver)):
+            return solve(instance, method, time_limit=time_limit, seed=seed)
     deadline = Deadline.after(time_limit)
     start = time.perf_counter()
     outcome = entry.run(instance, deadline, seed)

@@ -1,4 +1,10 @@
-"""The only module that talks to HiGHS (through Pyomo's ``pyomo.contrib.solver`` Highs interface).
+"""The only module that talks to solvers: HiGHS (through Pyomo's ``pyomo.contrib.solver`` Highs
+interface, and highspy arrays for :class:`ArrayModel`), SCIP and any other solver Pyomo drives.
+
+Which solver a call uses, its log and its threads are :class:`SolverOptions` set for a block of
+code with :func:`using` (``optsched.solve(..., solver="scip")`` and the CLI's ``--solver``, ``--log``
+and ``--threads`` do this); every :func:`solve_model` inside reads them, so no family code passes a
+solver around. HiGHS is the default and the reference; :class:`ArrayModel` is always HiGHS.
 
 Conventions (DESIGN.md, anchors_style.md §3):
 - a fresh solver object per solve (HiGHS re-solves start from the previous state and accumulate time);
@@ -10,9 +16,12 @@ Conventions (DESIGN.md, anchors_style.md §3):
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +30,7 @@ from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondi
 from pyomo.contrib.solver.solvers.highs import Highs
 
 from optsched.deadline import Deadline
+from optsched.errors import OptschedError
 from optsched.result import Outcome, SolveStatus
 
 
@@ -133,6 +143,82 @@ def available() -> bool:
     return bool(Highs().available())
 
 
+@dataclass(frozen=True)
+class SolverOptions:
+    """The solver of every :func:`solve_model` call in a :func:`using` block.
+
+    Attributes
+    ----------
+    name
+        ``highs`` (default), ``scip`` (pyscipopt, extra ``scip``) or any name Pyomo's
+        ``SolverFactory`` knows (``gurobi``, ``cplex``, ``cbc``, ``glpk``, ...).
+    log
+        Solver output to stderr.
+    threads
+        Solver threads (None: 1, the project's default; one value per process for HiGHS).
+    write_model
+        When set (a path ending in ``.lp`` or ``.mps``), every model :func:`solve_model` is given
+        is first written there, numbered in the order solved (``x.lp`` -> ``x.1.lp``,
+        ``x.2.lp``, ...), and listed in :attr:`written` (path, the model's name, its size):
+        ``optsched solve --write-model`` (the exact model is the last one an exact method solves).
+    """
+
+    name: str = "highs"
+    log: bool = False
+    threads: int | None = None
+    write_model: str | None = None
+    written: list = field(default_factory=list)
+
+
+_OPTIONS: contextvars.ContextVar[SolverOptions] = contextvars.ContextVar(
+    "optsched_solver", default=SolverOptions())
+
+
+@contextlib.contextmanager
+def using(options: SolverOptions):
+    """Use ``options`` for every :func:`solve_model` in the block (checks the solver first:
+    :class:`~optsched.errors.OptschedError` naming a solver that is not installed)."""
+    check_solver(options.name)
+    token = _OPTIONS.set(options)
+    try:
+        yield options
+    finally:
+        _OPTIONS.reset(token)
+
+
+def current() -> SolverOptions:
+    """The options in force (:func:`using`)."""
+    return _OPTIONS.get()
+
+
+def check_solver(name: str) -> None:
+    """One-line error when ``name`` cannot be used here."""
+    if name == "highs":
+        return
+    if name == "scip":
+        try:
+            import pyscipopt  # noqa: F401
+        except ImportError:
+            raise OptschedError("solver: scip needs the optional extra: pip install "
+                                "'optsched[scip]'") from None
+        return
+    import logging
+
+    from pyomo.opt import SolverFactory
+
+    quiet = logging.getLogger("pyomo")
+    level, quiet.level = quiet.level, logging.CRITICAL  # Pyomo logs a traceback for unknown names
+    try:
+        ok = SolverFactory(name).available(exception_flag=False)
+    except Exception:  # noqa: BLE001 - an unknown name raises in some Pyomo plugins
+        ok = False
+    finally:
+        quiet.level = level
+    if not ok:
+        raise OptschedError(f"solver: {name!r} is not available here (not installed, or not a "
+                            f"solver Pyomo knows); 'highs' is the default, 'scip' the extra scip")
+
+
 def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
                 deadline: Deadline | None = None, mip_rel_gap: float = 0.0, threads: int = 1,
                 seed: int = 0, tee: bool = False, warm_start: bool = False) -> SolveReport:
@@ -146,6 +232,19 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     heuristic schedule) are given to HiGHS as a (possibly partial) starting solution; HiGHS checks
     it and completes it with a sub-MIP, so a wrong start costs time but never correctness.
     """
+    options = current()
+    if options.write_model:
+        _write_model(model, options)
+    threads = threads if options.threads is None else options.threads
+    tee = tee or options.log
+    if deadline is not None:
+        left = deadline.limit()
+        time_limit = left if time_limit is None or left is None else min(time_limit, left)
+    if options.name != "highs":
+        from optsched.solvers.other import solve_other
+
+        return solve_other(model, options.name, time_limit=time_limit, mip_rel_gap=mip_rel_gap,
+                           threads=threads, seed=seed, tee=tee, warm_start=warm_start)
     # fixed variables stay columns with equal bounds: as parameters, Pyomo would rewrite their
     # rows at every solve(), and HiGHS drops a start given before such a change
     opt = Highs(treat_fixed_vars_as_params=False)
@@ -153,7 +252,7 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     opt.set_instance(model)  # the Pyomo -> HiGHS hand-off; solve() below only checks for updates
     if warm_start:
         _set_start(opt)
-    if deadline is not None:
+    if deadline is not None:  # the hand-off above is charged to the deadline
         left = deadline.limit()
         time_limit = left if time_limit is None or left is None else min(time_limit, left)
     res = opt.solve(
@@ -187,6 +286,18 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     if has_solution and bound is not None:
         info["gap"] = abs(objective - bound) / max(abs(objective), 1e-9)
     return SolveReport(status, float(objective), bound, has_solution, runtime, info)
+
+
+def _write_model(model: pyo.ConcreteModel, options: SolverOptions) -> None:
+    """Write ``model`` as the next numbered file of ``options.write_model`` and list it."""
+    path = Path(str(options.write_model))
+    fmt = {".lp": "lp", ".mps": "mps"}.get(path.suffix.lower())
+    if fmt is None:
+        raise OptschedError(f"--write-model: {path}: the file must end in .lp or .mps")
+    target = path.with_name(f"{path.stem}.{len(options.written) + 1}{path.suffix}")
+    model.write(str(target), io_options={"symbolic_solver_labels": True})
+    options.written.append({"path": str(target), "model": model.name,
+                            "variables": model.nvariables(), "constraints": model.nconstraints()})
 
 
 def _set_start(opt: Highs) -> None:

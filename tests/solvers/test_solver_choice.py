@@ -1,0 +1,91 @@
+"""Any solver Pyomo drives (issue 21 items 1-2): ``solve(..., solver="scip")`` proves the same
+optima as HiGHS on every family's exact model, ``--write-model`` writes the models a method
+solves (the last one read back into highspy gives the same optimum), and an unknown solver is a
+one-line error."""
+
+from __future__ import annotations
+
+import pytest
+
+import optsched
+from optsched import tolerance
+from optsched.cli import main
+from optsched.errors import OptschedError
+from optsched.result import SolveStatus
+from optsched.solvers.highs import SolverOptions, using
+
+FAMILIES = ("hetero_gpu", "edge_cloud", "ring_contention", "elastic_cluster", "cojob_network")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("seed", range(4))
+def test_scip_and_highs_prove_the_same_optimum(family, seed):
+    pytest.importorskip("pyscipopt")
+    inst = optsched.generate(family, "tiny", seed)
+    highs = optsched.solve(inst, "exact", time_limit=60)
+    scip = optsched.solve(inst, "exact", time_limit=60, solver="scip")
+    assert highs.status is scip.status is SolveStatus.OPTIMAL
+    assert tolerance.close(highs.objective, scip.objective)
+    assert optsched.verify(inst, scip.schedule) == pytest.approx(scip.objective)
+
+
+def test_scip_is_used_and_highs_still_works_after_it():
+    """The solver really is SCIP (info names it), and HiGHS and CP-SAT still solve afterwards in
+    the same process (the pinned ortools, pyscipopt and highspy do not clash)."""
+    pytest.importorskip("pyscipopt")
+    inst = optsched.generate("hetero_gpu", "tiny", 1)
+    scip = optsched.solve(inst, "exact", solver="scip")
+    assert scip.info["solver"] == "scip"
+    assert optsched.solve(inst, "exact").info["solver"] == "highs"
+    if pytest.importorskip("ortools"):
+        assert optsched.solve(inst, "exact_cp").status is SolveStatus.OPTIMAL
+
+
+def test_unknown_solver_is_one_line(capsys):
+    with pytest.raises(OptschedError, match="'nosuch' is not available"):
+        optsched.solve(optsched.generate("hetero_gpu", "tiny", 0), "exact", solver="nosuch")
+    assert main(["families"]) == 0
+    capsys.readouterr()
+
+
+def test_cli_unknown_solver_exits_2(tmp_path, capsys):
+    path = tmp_path / "i.json"
+    optsched.dump(optsched.generate("hetero_gpu", "tiny", 0), path)
+    assert main(["solve", str(path), "--solver", "nosuch"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nosuch" in err[0]
+
+
+def test_written_mps_gives_the_same_optimum_in_highspy(tmp_path, capsys):
+    import highspy
+
+    inst = optsched.generate("elastic_cluster", "tiny", 3)  # its MILP is in the data's own units
+    path = tmp_path / "i.json"
+    optsched.dump(inst, path)
+    assert main(["solve", str(path), "--method", "exact", "--write-model",
+                 str(tmp_path / "m.mps")]) == 0
+    err = capsys.readouterr().err
+    written = sorted(tmp_path.glob("m.*.mps"), key=lambda p: int(p.suffixes[0][1:]))
+    assert written and f"to {written[-1]}" in err
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(written[-1]))
+    h.run()
+    assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+    assert tolerance.close(h.getInfo().objective_function_value,
+                           optsched.solve(inst, "exact").objective)
+
+
+def test_write_model_refuses_other_suffixes(tmp_path):
+    with pytest.raises(OptschedError, match=r"\.lp or \.mps"):
+        with using(SolverOptions(write_model=str(tmp_path / "m.txt"))):
+            optsched.solve(optsched.generate("hetero_gpu", "tiny", 3), "exact")
+
+
+def test_certify_cli_prints_the_gap_and_the_steps(tmp_path, capsys):
+    path = tmp_path / "i.json"
+    optsched.dump(optsched.generate("ring_contention", "tiny", 0), path)
+    assert main(["certify", str(path), "--time-limit", "30", "-o", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "gap        0.00%" in out and "exact" in out
+    assert optsched.load_schedule(tmp_path / "s.json", "ring_contention") is not None
