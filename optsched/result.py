@@ -92,16 +92,34 @@ class Result:
         }
 
     def summary(self) -> str:
-        """A short aligned text summary for the terminal."""
+        """A short aligned text summary for the terminal (full precision, thousands separated).
+
+        A bound method's Result (no schedule, a bound) says so: its status is the bound's
+        (computed to its end, or stopped early and still valid), not a schedule's.
+        """
+        if self.schedule is None and self.lower_bound is not None and math.isinf(self.objective):
+            return self._bound_summary()
         lines = [
             f"method     {self.method}",
             f"status     {self.status.value}",
-            f"objective  {self.objective:.6g}",
-            f"lower bnd  {'-' if self.lower_bound is None else format(self.lower_bound, '.6g')}",
-            f"guarantee  {'-' if self.guarantee is None else format(self.guarantee, '.6g')}",
+            f"objective  {_shown(self.objective)}",
+            f"lower bnd  {_shown(self.lower_bound)}",
+            f"guarantee  {_shown(self.guarantee)}",
             f"runtime    {self.runtime_s:.3f} s",
         ]
         return "\n".join(lines + self._certificate_lines())
+
+    def _bound_summary(self) -> str:
+        what = {SolveStatus.OPTIMAL: "bound computed to its end",
+                SolveStatus.TIME_LIMIT: "stopped early; the bound is still valid",
+                SolveStatus.INFEASIBLE: "the bound proves no schedule exists"}
+        status = f"bound {self.status.value}"
+        if self.status in what:
+            status += f" ({what[self.status]})"
+        return "\n".join([f"method     {self.method}", f"status     {status}",
+                          f"bound      {_shown(self.lower_bound)}",
+                          "objective  - (a bound method returns no schedule)",
+                          f"runtime    {self.runtime_s:.3f} s"])
 
     def _certificate_lines(self) -> list[str]:
         """What certify adds to the summary: why no model was built, the gap and its sides."""
@@ -114,6 +132,15 @@ class Result:
             lines.append(f"gap        {shown} (UB / LB - 1; UB from {self.info['upper_by']}, "
                          f"LB from {self.info.get('lower_by') or '-'})")
         return lines
+
+
+def _shown(x: float | None) -> str:
+    """A number for people: full precision, thousands separated; "-" for none."""
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format(x, ",.10g")
 
 
 def _json_float(x: float | None) -> float | str | None:
