@@ -31,7 +31,6 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Sequence
 
-import numpy as np
 
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.problems import fields

@@ -16,7 +16,7 @@ from optsched.experiments import ratios
 from optsched.experiments.ratios import ROW_KEYS, format_table, run_ratios
 from optsched.experiments.store import read_rows, row_key
 from optsched.experiments.table import DETERMINISTIC_FIELDS, summarize
-from optsched.result import Outcome, SolveStatus
+from optsched.result import SolveStatus
 
 from .conftest import FAMILY, KEEP, wrap
 

@@ -9,7 +9,7 @@ import pytest
 from optsched import generate, solve, verify
 from optsched.deadline import Deadline
 from optsched.models import hetero_gpu as hm
-from optsched.problems.hetero_gpu import Instance, Job, Schedule
+from optsched.problems.hetero_gpu import Instance, Job
 from optsched.solvers.hetero_gpu import algorithm as hs_algorithm
 from optsched.solvers.hetero_gpu import exact as hs_exact
 from optsched.solvers.highs import solve_model

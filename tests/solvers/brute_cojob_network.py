@@ -26,7 +26,7 @@ def sequencing_cost(instance, order) -> float:
     """The stage-sequencing cost of ``order`` (Model F with x fixed): each stage ends at the latest
     of its chain predecessor plus its bottleneck load and, on every port it loads, the load of
     itself and of all stages before it."""
-    done, S = {}, {}
+    S = {}
     before = []
     for g, k in order:
         load = instance.loads[g, k]

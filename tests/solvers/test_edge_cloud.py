@@ -95,7 +95,7 @@ def test_cost_d_paper_never_beats_cost_d_star(seed):
     """COST_D (Algorithm 4, true cost) cannot undercut the separable optimum COST_D* (digest §4.6)."""
     rng = np.random.default_rng(seed)
     inst = generate("small", seed)
-    S, U, V, tau = inst.n_servers, inst.n_wtypes, inst.n_ptypes, 8
+    S, U, tau = inst.n_servers, inst.n_wtypes, 8
     wl = UsageLedger(inst.W.reshape(-1), range(tau + 1, 2 * tau + 1), exponential_price(50.0))
     pl = UsageLedger(inst.P.reshape(-1), range(tau + 1, 2 * tau + 1), exponential_price(50.0))
     for _ in range(4):  # some random earlier load starting at tau + 1

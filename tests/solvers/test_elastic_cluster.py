@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from optsched.models import elastic_cluster as em
-from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
+from optsched.problems.elastic_cluster import Instance, Schedule, verify
 from optsched.registry import solve
 from optsched.solvers.elastic_cluster import baselines as bl
 from optsched.solvers.elastic_cluster.algorithm import (
