@@ -83,6 +83,36 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
           seed: int = 0, solver: str | None = None) -> Result:
     """Run one method on one instance within ``time_limit`` seconds and return a verified Result.
 
+    Parameters
+    ----------
+    instance
+        An instance of any registered family.
+    method
+        A method name of the family (``optsched methods FAMILY``); None: the paper's algorithm.
+    time_limit
+        Seconds for the whole call, inner solves and loops included (None: no limit). Hitting it
+        is a status (``time_limit``), never an exception.
+    seed
+        Seed of randomised methods and of the solvers.
+    solver
+        See below.
+
+    Returns
+    -------
+    Result
+        ``status``, ``objective`` (recomputed by the family's checker; inf without a schedule),
+        ``lower_bound``, ``runtime_s`` (the method's, imports excluded), ``method``,
+        ``guarantee`` (the paper's claimed bound on this instance, or None), ``schedule`` and
+        ``info`` (solver, parameters, model sizes, ...).
+
+    Examples
+    --------
+    >>> from optsched import generate
+    >>> inst = generate("edge_cloud", "tiny", 0)
+    >>> opt, alg = solve(inst, "exact"), solve(inst, "a_online")
+    >>> opt.status.value, opt.objective <= alg.objective
+    ('optimal', True)
+
     The schedule is checked by the family's independent ``verify`` (or the method's own checker)
     before the Result is made; an infeasible schedule raises ``InfeasibleSchedule``.
 
