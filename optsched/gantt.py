@@ -104,7 +104,7 @@ def draw(bars: Iterable[Bar], title: str, path: str | Path, *, xlabel: str = "ti
         ax.set_xlabel(xlabel)
         ax.grid(axis="x", alpha=0.3)
         ax.set_axisbelow(True)
-        ax.set_title(title, fontsize=10)
+        ax.set_title(plain_text(title), fontsize=10)
         if 0 < len(jobs) <= LEGEND_MAX_JOBS:
             handles = [Patch(facecolor=job_color(j, n_jobs), edgecolor="black", linewidth=0.4,
                              label=f"{job_name} {j}") for j in jobs]
@@ -168,6 +168,17 @@ def plot_schedule(instance: Any, schedule: Any, path: str | Path, *, objective: 
     return objective
 
 
+def plain_text(text: str) -> str:
+    """``text`` drawable as it is: a lone UTF-16 surrogate (no glyph, matplotlib raised a
+    TypeError) shown as its escape ``\\ud800``, and ``$`` escaped (not read as mathtext).
+
+    >>> plain_text("a\\ud800 $x$")
+    'a\\\\ud800 \\\\$x\\\\$'
+    """
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("$", r"\$")
+
+
 def title_of(instance: Any, objective: float, what: str = "") -> str:
     """``"<family> <instance name>: <what>, objective <value>"`` (name and what when present)."""
     name = getattr(instance, "name", "") or ""
@@ -176,5 +187,5 @@ def title_of(instance: Any, objective: float, what: str = "") -> str:
     return f"{head}: {what + ', ' if what else ''}objective {value}"
 
 
-__all__ = ["Bar", "LABEL_MAX_BARS", "LEGEND_MAX_JOBS", "draw", "job_color", "plot_schedule",
-           "title_of"]
+__all__ = ["Bar", "LABEL_MAX_BARS", "LEGEND_MAX_JOBS", "draw", "job_color", "plain_text",
+           "plot_schedule", "title_of"]

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
+import os
+import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 from optsched.errors import InvalidInstance
 from optsched.registry import get_family
+
+#: The largest instance or schedule file read (bytes): about 70 times the largest paper-scale
+#: instance (hetero_gpu, 0.9 MB). A file is read up to this size and refused beyond it before any
+#: parsing, so /dev/zero or a runaway file costs a fraction of a second, not the machine's memory.
+MAX_INPUT_BYTES = 64 * 2**20
 
 
 def family_name(data: Any, what: str = "instance") -> str:
@@ -77,24 +86,17 @@ def _parse_constant(text: str):
 def read_json(path: str | Path, what: str = "instance") -> Any:
     """Parse a JSON file (strict UTF-8 JSON, RFC 8259; a leading BOM is skipped).
 
-    Every problem becomes an InvalidInstance naming the file: a missing or unreadable file, bytes
-    that are not UTF-8, bad JSON, nesting too deep for the parser, NaN/Infinity, and numbers beyond
-    the float range (which no field can hold)."""
+    Every problem becomes an InvalidInstance naming the file: a missing or unreadable file, one
+    larger than :data:`MAX_INPUT_BYTES` (refused before parsing), bytes that are not UTF-8, bad
+    JSON, nesting too deep for the parser, NaN/Infinity, numbers beyond the float range (which no
+    field can hold), a key repeated in one object (the field is named) and a string holding a lone
+    UTF-16 surrogate (``"\\ud800"``: not a character, it cannot be printed or written as UTF-8)."""
     where = f"{what} file {path}"
+    text = _decode(_read_capped(path, where), where)
+    seen = _Duplicates()
     try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidInstance(f"{where}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInstance(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                              f"{exc.start})") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    try:
-        return json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
-                          parse_constant=_parse_constant)
+        data = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                          parse_constant=_parse_constant, object_pairs_hook=seen)
     except json.JSONDecodeError as exc:
         raise InvalidInstance(f"{where}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
     except _BadNumber as exc:
@@ -102,6 +104,90 @@ def read_json(path: str | Path, what: str = "instance") -> Any:
         raise InvalidInstance(f"{where}: line {line}: {exc}") from None
     except RecursionError:
         raise InvalidInstance(f"{where}: arrays/objects nested too deeply") from None
+    if seen.found is not None:
+        obj, key = seen.found
+        raise InvalidInstance(f"{where}: {_path_to(data, obj, what)}: duplicate key {key!r} "
+                              f"(each key may appear once in an object)")
+    _check_surrogates(data, text, where)
+    return data
+
+
+def _read_capped(path: str | Path, where: str) -> bytes:
+    """The bytes of ``path``, refused (InvalidInstance) past :data:`MAX_INPUT_BYTES`."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInstance(f"{where}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InvalidInstance(f"{where}: larger than {MAX_INPUT_BYTES // 2**20} MiB "
+                              f"(MAX_INPUT_BYTES); not read further")
+    return raw
+
+
+def _decode(raw: bytes, where: str) -> str:
+    """``raw`` as UTF-8 text without a leading BOM."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInstance(f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                              f"{exc.start})") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+class _Duplicates:
+    """``object_pairs_hook`` that builds each object as a dict and remembers the first object in
+    which a key repeats (JSON lets the last value win silently, hiding the first)."""
+
+    def __init__(self) -> None:
+        self.found: tuple[dict, str] | None = None
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) != len(pairs) and self.found is None:
+            seen: set[str] = set()
+            key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            self.found = (obj, key)
+        return obj
+
+
+def _path_to(data: Any, target: dict, root: str) -> str:
+    """The field path (``instance.jobs[2]``) of the object ``target`` inside ``data``."""
+    stack = [(data, root)]
+    while stack:
+        node, where = stack.pop()
+        if node is target:
+            return where
+        if isinstance(node, dict):
+            stack += [(v, f"{where}.{k}") for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, f"{where}[{i}]") for i, v in enumerate(node)]
+    return root
+
+
+#: A JSON escape of a UTF-16 surrogate; only texts that hold one are searched for a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _check_surrogates(data: Any, text: str, where: str) -> None:
+    """Refuse a string holding a lone UTF-16 surrogate (a paired one decodes to one character)."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack += [*node.keys(), *node.values()]
+        elif isinstance(node, list):
+            stack += node
+        elif isinstance(node, str):
+            lone = next((c for c in node if "\ud800" <= c <= "\udfff"), None)
+            if lone is not None:
+                escape = f"\\u{ord(lone):04x}"
+                at = text.lower().find(escape)
+                line = text.count("\n", 0, max(0, at)) + 1
+                raise InvalidInstance(f"{where}: line {line}: string with a lone UTF-16 surrogate "
+                                      f"{escape} (not a Unicode character)")
 
 
 def load_instance(path: str | Path):
@@ -118,8 +204,34 @@ def dumps(obj: Any) -> str:
 
 
 def dump(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` as JSON, atomically (a crash never leaves half a file)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(dumps(obj) + "\n")
-    tmp.replace(path)
+    """Write ``obj`` as JSON to ``path`` (see :func:`write_text`)."""
+    write_text(path, dumps(obj) + "\n")
+
+
+def write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` without ever replacing anything but a regular file.
+
+    A new or regular file (also through a symbolic link) is replaced atomically: written to
+    ``<name>.tmp`` beside it and renamed over it, so a crash never leaves half a file. A FIFO or a
+    character device (``/dev/null``, ``/dev/stdout``, a terminal) is written into, never replaced
+    (a rename would put a regular file in its place). Anything else (block device, socket) is
+    refused with an OSError.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    if mode is not None and not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, "not a regular file, FIFO or character device; not replaced")
+    target = Path(os.path.realpath(path))
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

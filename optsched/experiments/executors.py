@@ -15,6 +15,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
@@ -57,7 +58,8 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
         with _dask_executor(scheduler) as ex:
             yield ex
         return
-    if workers is None or workers <= 1:
+    workers = cap_workers(workers)
+    if workers <= 1:
         yield InlineExecutor()
         return
     ctx = multiprocessing.get_context(_start_method())
@@ -73,6 +75,38 @@ def executor(workers: int = 1, scheduler=None, preload=()) -> Iterator[Executor]
         raise
     else:
         pool.shutdown(wait=True)
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def cap_workers(workers: int | None) -> int:
+    """``workers`` local processes, at most :func:`available_cores` (a note on stderr when cut).
+
+    Each worker solves with one thread, so more workers than cores only slow every solve down and
+    make time limits meaningless; ``--workers 100000`` tried to start 100,000 processes.
+
+    Parameters
+    ----------
+    workers
+        The number asked for (None: 1).
+
+    Returns
+    -------
+    int
+        ``min(workers, cores)``, at least 1.
+    """
+    workers = max(1, workers or 1)
+    cores = available_cores()
+    if workers > cores:
+        print(f"optsched: note: --workers {workers} is more than the {cores} cores available; "
+              f"using {cores}", file=sys.stderr)
+        return cores
+    return workers
 
 
 def _worker_init(run_pid: int) -> None:

@@ -40,8 +40,8 @@ from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 from typing import Iterable
 
-from optsched.errors import InfeasibleSchedule, InvalidInstance
-from optsched.experiments.executors import InlineExecutor, executor
+from optsched.errors import InfeasibleSchedule, InvalidInstance, OptschedError
+from optsched.experiments.executors import InlineExecutor, cap_workers, executor
 from optsched.experiments.store import ResultStore, row_key
 from optsched.experiments.table import (NOT_COMPARABLE, format_table, summarize,  # noqa: F401
                                         write_summary_csv)
@@ -352,7 +352,7 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
     time_limit
         Seconds per exact solve (and per other method); None = :data:`DEFAULT_TIME_LIMIT`.
     workers
-        Local processes (1 = this process).
+        Local processes (1 = this process), at most the cores available (a note on stderr).
     scheduler
         Dask scheduler address (or a ``distributed.Client``); overrides ``workers``.
     out
@@ -368,6 +368,8 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Rows ordered by family, seed and method registration order.
     """
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+    if scheduler is None:
+        workers = cap_workers(workers)
     tasks, skipped = plan(families, preset, seeds, exact)
     store = ResultStore(out) if out is not None else None
     if store is not None:
@@ -379,14 +381,25 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
             store.close()
     rows = _sorted(rows) + skipped
     if out is not None:
-        write_summary_csv(rows, Path(out) / "summary.csv")
+        _write_outputs(rows, Path(out))
+    return rows
+
+
+def _write_outputs(rows: list[dict], out: Path) -> None:
+    """``summary.csv`` and ``ratios.png`` in ``out``; an OS error is a one-line user error (the
+    rows are safe in ``results.jsonl`` by then)."""
+    path = out / "summary.csv"
+    try:
+        write_summary_csv(rows, path)
+        path = out / "ratios.png"
         try:
             from optsched.experiments.plot import plot_ratios
 
-            plot_ratios(rows, Path(out) / "ratios.png")
+            plot_ratios(rows, path)
         except ImportError as exc:  # matplotlib is optional for the sweep itself
             print(f"optsched: no plot ({exc})", file=sys.stderr)
-    return rows
+    except OSError as exc:
+        raise OptschedError(f"--out: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]:

@@ -2,11 +2,14 @@
 
 One JSON object per line, one line per (instance x method) row. Each row is written with a single
 ``os.write`` on an ``O_APPEND`` descriptor and flushed to disk, so a run killed at any moment (even by
-SIGKILL) leaves at most a partial last line. Opening the store drops such a line (it is redone);
-reading ignores any line that does not parse. A row's key is ``(family, preset, seed, method)``;
-the first complete row of a key wins, so a re-run never duplicates a row -- except that a row with
-``status == "error"`` (an exception, not a result) counts as unfinished: the next run redoes it and
-the new row supersedes it.
+SIGKILL) leaves at most a partial last line: an unfinished JSON object without its newline. Opening
+the store drops such a line (it is redone). Any other line that is not a row (not JSON, or a key field
+of the wrong type: a string or fractional seed) stops the run with one line naming the count and the
+line numbers, and the file is left untouched: nothing is skipped, coerced or rewritten silently.
+
+A row's key is ``(family, preset, seed, method)``; the first complete row of a key wins, so a re-run
+never duplicates a row -- except that a row with ``status == "error"`` (an exception, not a result)
+counts as unfinished: the next run redoes it and the new row supersedes it.
 
 An advisory lock (``fcntl.lockf`` on ``results.lock``) stops two runs from writing one folder at once.
 """
@@ -15,8 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable
 
 from optsched.errors import OptschedError
 
@@ -32,13 +36,26 @@ def row_key(row: dict) -> Key:
 
 
 def read_rows(path: str | os.PathLike) -> list[dict]:
-    """Complete rows of a ``results.jsonl`` in file order, first row per key, partial lines ignored."""
+    """Complete rows of a ``results.jsonl`` in file order, first row per key.
+
+    A partial last line (what a killed run leaves) is ignored.
+
+    Raises
+    ------
+    OptschedError
+        When the file cannot be read or holds lines that are not rows (count and line numbers).
+    """
+    return list(_first_per_key(scan(Path(path)).rows).values())
+
+
+def _first_per_key(found: list[dict]) -> dict[Key, dict]:
+    """The first row of each key, an error row superseded by a later row of its key."""
     rows: dict[Key, dict] = {}
-    for row in _parse(Path(path)):
+    for row in found:
         key = row_key(row)
         if key not in rows or is_error(rows[key]):
             rows[key] = row
-    return list(rows.values())
+    return rows
 
 
 def is_error(row: dict) -> bool:
@@ -46,19 +63,88 @@ def is_error(row: dict) -> bool:
     return row.get("status") == "error"
 
 
-def _parse(path: Path) -> Iterator[dict]:
+def row_problem(row: Any) -> str | None:
+    """Why a parsed line is not a row (its key fields' types), or None when it is one."""
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    for name in ("family", "preset", "method"):
+        if not isinstance(row.get(name), str):
+            return f"{name} must be a string, got {_shown(row, name)}"
+    seed = row.get("seed")
+    if type(seed) is not int or seed < 0:
+        return f"seed must be an integer >= 0, got {_shown(row, 'seed')}"
+    return None
+
+
+def _shown(row: dict, name: str) -> str:
+    """A field's JSON value for a message (shortened), or that it is missing."""
+    return json.dumps(row[name])[:40] if name in row else "nothing (missing)"
+
+
+@dataclass
+class Scan:
+    """What :func:`scan` found in a ``results.jsonl``.
+
+    Attributes
+    ----------
+    rows
+        The rows, in file order.
+    tail
+        ``"partial"`` when the last line is an unfinished object without its newline (dropped),
+        ``"unterminated"`` when it is a complete row without its newline, else ``""``.
+    """
+
+    rows: list[dict] = field(default_factory=list)
+    tail: str = ""
+
+
+def scan(path: Path) -> Scan:
+    """Read every line of ``path`` (absent: no rows).
+
+    Raises
+    ------
+    OptschedError
+        When ``path`` is not a regular file or cannot be read, or some lines are not rows.
+    """
+    found, bad = Scan(), []
     if not path.exists():
-        return
-    with path.open("rb") as fh:
-        for line in fh:
-            if not line.endswith(b"\n"):
-                break                      # a partial last line from a killed run
-            try:
-                row = json.loads(line)
-                row_key(row)
-            except (ValueError, KeyError, TypeError):
-                continue
-            yield row
+        return found
+    if not path.is_file():
+        raise OptschedError(f"--out: {path} is not a regular file")
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise OptschedError(f"--out: cannot read {path}: {exc.strerror or exc}") from None
+    last = len(lines) - 1                   # lines[last] is what follows the last newline
+    for number, line in enumerate(lines, 1):
+        if number - 1 == last and not line:
+            break
+        try:
+            row = json.loads(line)
+        except ValueError:
+            if number - 1 == last and line.startswith(b"{"):
+                found.tail = "partial"      # a killed run's unfinished row: redone
+                break
+            bad.append((number, "not JSON"))
+            continue
+        problem = row_problem(row)
+        if problem:
+            bad.append((number, problem))
+            continue
+        found.rows.append(row)
+        if number - 1 == last:
+            found.tail = "unterminated"
+    if bad:
+        raise OptschedError(_bad_lines_message(path, bad))
+    return found
+
+
+def _bad_lines_message(path: Path, bad: list[tuple[int, str]]) -> str:
+    """One line: how many lines are not rows, which, and why (the first few)."""
+    numbers = ", ".join(str(n) for n, _ in bad[:20]) + (", ..." if len(bad) > 20 else "")
+    why = "; ".join(f"line {n}: {text}" for n, text in bad[:3])
+    return (f"--out: {path}: {len(bad)} line(s) are not result rows (line(s) {numbers}; {why}); "
+            f"the file is left as it is: fix or remove them, or use another --out")
 
 
 class ResultStore:
@@ -85,20 +171,47 @@ class ResultStore:
         self.close()
 
     def open(self) -> None:
-        """Lock the folder, drop a partial last line, load the finished rows."""
+        """Lock the folder, load the finished rows, drop a partial last line.
+
+        Raises
+        ------
+        OptschedError
+            When the folder or ``results.jsonl`` cannot be created, read or written, is locked by
+            another run, or holds lines that are not rows (the file is then left untouched).
+        """
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise OptschedError(f"--out: cannot create {self.dir}: {exc.strerror}") from None
+            raise OptschedError(f"--out: cannot create {self.dir}: {exc.strerror or exc}") from None
         self._lock()
-        _truncate_partial_line(self.path)
-        self.rows = {row_key(r): r for r in read_rows(self.path)}
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            found = scan(self.path)         # refuses before anything is written
+            self.rows = _first_per_key(found.rows)
+            self._fd = self._writable(found.tail)
+        except BaseException:
+            self.close()
+            raise
+
+    def _writable(self, tail: str) -> int:
+        """The append descriptor, after dropping a partial last line (or ending a complete one)."""
+        try:
+            if tail == "partial":
+                _truncate_partial_line(self.path)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            if tail == "unterminated":
+                os.write(fd, b"\n")
+            return fd
+        except OSError as exc:
+            raise OptschedError(f"--out: cannot write {self.path}: {exc.strerror or exc}") from None
 
     def _lock(self) -> None:
         import fcntl
 
-        self._lock_fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self._lock_fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OptschedError(f"--out: cannot write {self.dir / LOCK}: "
+                                f"{exc.strerror or exc}") from None
         try:
             # a POSIX record lock: held per process, so forked workers do not inherit it and a
             # killed run frees the folder at once

@@ -74,7 +74,7 @@ import numpy as np
 from optsched import registry
 from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule, InvalidInstance, OptschedError
-from optsched.experiments.executors import executor
+from optsched.experiments.executors import cap_workers, executor
 from optsched.experiments.store import ResultStore, is_error
 from optsched.result import SolveStatus
 
@@ -1169,7 +1169,8 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
         Where starting instances come from (``overrides`` go to the generator, e.g.
         ``{"n_gpus": (1, 1)}`` for hetero_gpu on one GPU).
     workers, scheduler
-        Candidates of a generation in K local processes or on a Dask cluster.
+        Candidates of a generation in K local processes (at most the cores available) or on a
+        Dask cluster.
     out
         Folder: resumable ``results.jsonl``, the worst instance, schedules, ``result.json``.
     strategy
@@ -1194,6 +1195,8 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
     if size is not None and size < 1:
         raise OptschedError(f"--size: must be >= 1, got {size}")
     check_methods(family, methods, against)
+    if scheduler is None:
+        workers = cap_workers(workers)
     try:
         run = _Run(family, methods, against, size=size, budget=budget, time_limit=time_limit,
                    seed=seed, preset=preset, overrides=overrides, workers=workers,

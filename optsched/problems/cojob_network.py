@@ -33,7 +33,6 @@ from functools import cached_property
 
 import numpy as np
 
-from optsched.errors import InvalidInstance
 from optsched.tolerance import NOISE, at_least, at_most, close, covers
 from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, infeasible,
                                       readonly)
@@ -207,11 +206,25 @@ class Instance:
         are checked by the constructor."""
         _version(data, "instance")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
+        _precount(r.data["cojobs"])
         machines = r.int("machines")
         capacity = _float(r.data["capacity"], "instance.capacity") if r.has("capacity") else 1.0
         cojobs = tuple(_read_cojob(cr) for cr in r.objects(
             "cojobs", ("arrival", "iterations", "jobs"), ("model",), nonempty=False))
         return cls(machines, cojobs, capacity, r.str("name") if r.has("name") else "")
+
+
+def _precount(cojobs) -> None:
+    """MAX_COJOBS and MAX_JOBS on the parsed lists, before any object is built (a 1e5-cojob file
+    was refused only after every cojob had been read and validated)."""
+    if not isinstance(cojobs, list):
+        return                                        # the reader names the type
+    if len(cojobs) > MAX_COJOBS:
+        fail("instance.cojobs", f"at most {MAX_COJOBS} cojobs (MAX_COJOBS), got {len(cojobs)}")
+    jobs = sum(len(c["jobs"]) for c in cojobs if isinstance(c, dict)
+               and isinstance(c.get("jobs"), list))
+    if jobs > MAX_JOBS:
+        fail("instance.cojobs", f"at most {MAX_JOBS} jobs in all (MAX_JOBS), got {jobs}")
 
 
 def _version(data, what: str) -> None:

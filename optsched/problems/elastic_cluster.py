@@ -30,7 +30,6 @@ which define the price base lambda = 2 T H R F + 1 of eq. (11).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import weakref
 from dataclasses import dataclass
@@ -554,7 +553,12 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     Raises
     ------
     InfeasibleSchedule
-        Naming the violated equation, e.g. ``"(2h) server 1 resource gpu slot 4: 5 > 4"``.
+        Naming the violated equation, e.g. ``"(2h) server 1 resource gpu slot 4: 5 > 4"``, or
+        when ``schedule`` is not an elastic_cluster :class:`Schedule`.
+    InvalidInstance
+        When ``instance`` is not an elastic_cluster :class:`Instance`, or a value of the schedule
+        (re-checked here: a frozen dataclass can still be patched) is malformed, naming the field
+        (``schedule.jobs[0].start: must be an integer, got 60.5``).
     """
     _check_types_of(instance, schedule)
     _check_count(instance, schedule)
@@ -603,13 +607,17 @@ def _version_not_bool(data: Any, what: str) -> None:
 
 
 def _check_types_of(instance: Any, schedule: Any) -> None:
-    """verify's arguments must be this family's (validated) Instance and Schedule."""
+    """verify's arguments must be this family's Instance and Schedule; the schedule's values are
+    validated again (a frozen dataclass can still be patched: a plan's start set to nan, inf or
+    60.5 after construction gave objective nan, inf or a fractional one), like the other families.
+    """
     if not isinstance(instance, Instance):
         raise InvalidInstance(f"instance: must be an {FAMILY} Instance, got "
                               f"{type(instance).__module__}.{type(instance).__name__}")
     if not isinstance(schedule, Schedule):
         raise InfeasibleSchedule(f"schedule: must be an {FAMILY} Schedule, got "
                                  f"{type(schedule).__module__}.{type(schedule).__name__}")
+    Schedule.__post_init__(schedule)
 
 
 def _check_count(instance: Instance, schedule: Schedule) -> None:

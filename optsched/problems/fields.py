@@ -48,10 +48,15 @@ class Reader:
     @classmethod
     def top(cls, data: Any, family: builtins.str, version: builtins.int, required: Sequence[builtins.str],
             optional: Sequence[builtins.str] = (), what: str = "instance") -> "Reader":
-        """Reader for a top-level document tagged with ``family`` and ``format_version``."""
-        reader = cls(data, what, ("family", "format_version", *required), optional)
-        if data["family"] != family:
+        """Reader for a top-level document tagged with ``family`` and ``format_version``.
+
+        The family is checked before the fields, so a document of another family is named as
+        such (``schedule.family: expected 'elastic_cluster', got 'hetero_gpu'``), not by the
+        first field the two formats do not share.
+        """
+        if isinstance(data, dict) and "family" in data and data["family"] != family:
             fail(f"{what}.family", f"expected '{family}', got {data['family']!r}")
+        reader = cls(data, what, ("family", "format_version", *required), optional)
         if isinstance(data["format_version"], bool) or data["format_version"] != version:
             fail(f"{what}.format_version", f"expected {version}, got {data['format_version']!r}")
         return reader

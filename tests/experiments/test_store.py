@@ -44,10 +44,54 @@ def test_partial_only_line(tmp_path):
     assert len(read_rows(tmp_path / "results.jsonl")) == 1
 
 
-def test_garbage_line_in_the_middle_is_skipped(tmp_path):
+def test_garbage_line_in_the_middle_is_reported_not_skipped(tmp_path):
+    """Issue 22 R10: a line that is not a row stops the run (count, line numbers); the file is
+    left as it is."""
     path = tmp_path / "results.jsonl"
     path.write_text(json.dumps(_row(0)) + "\nnot json\n" + json.dumps(_row(1)) + "\n")
-    assert [r["seed"] for r in read_rows(path)] == [0, 1]
+    before = path.read_bytes()
+    with pytest.raises(OptschedError, match=r"1 line\(s\) are not result rows \(line\(s\) 2;"):
+        read_rows(path)
+    with pytest.raises(OptschedError, match="line 2: not JSON"):
+        ResultStore(tmp_path).open()
+    assert path.read_bytes() == before
+    with ResultStore(tmp_path / "other"):        # the lock was released
+        pass
+
+
+@pytest.mark.parametrize("seed, shown", [("3", '"3"'), (3.7, "3.7"), (3.0, "3.0"), (-1, "-1"),
+                                         (True, "true"), (None, "null")])
+def test_a_row_with_a_bad_seed_is_reported_not_coerced(tmp_path, seed, shown):
+    """Issue 22 R3/R10: a string seed raised TypeError on resume; 3.7 was taken as seed 3."""
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(_row(0)) + "\n" + json.dumps({**_row(1), "seed": seed}) + "\n")
+    before = path.read_bytes()
+    with pytest.raises(OptschedError, match=f"line 2: seed must be an integer >= 0, got {shown}"):
+        ResultStore(tmp_path).open()
+    assert path.read_bytes() == before
+
+
+def test_a_partial_line_that_is_not_an_object_start_is_reported(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(_row(0)) + "\ngarbage")
+    with pytest.raises(OptschedError, match=r"line\(s\) 2;"):
+        ResultStore(tmp_path).open()
+    assert path.read_text().endswith("garbage")
+
+
+def test_a_complete_last_row_without_newline_is_kept(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text(json.dumps(_row(0)) + "\n" + json.dumps(_row(1)))
+    with ResultStore(tmp_path) as store:
+        assert ("f", "tiny", 1, "m") in store
+        store.append(_row(2))
+    assert [json.loads(line)["seed"] for line in path.read_text().splitlines()] == [0, 1, 2]
+
+
+def test_results_that_is_a_directory_is_one_line(tmp_path):
+    (tmp_path / "results.jsonl").mkdir()
+    with pytest.raises(OptschedError, match="results.jsonl is not a regular file"):
+        ResultStore(tmp_path).open()
 
 
 def test_error_rows_are_redone_and_superseded(tmp_path):
