@@ -1,0 +1,72 @@
+"""``optsched worst``: search for the instance on which a method is furthest from a reference.
+
+The search maximises ``objective(M) / objective(reference)`` over *valid instances of bounded
+size*. The reference is the proven optimum of the family's ``exact`` method (default) or another
+method ("when is the paper's algorithm worse than FIFO?").
+
+Counting rules (what makes a found ratio trustworthy):
+
+- every candidate is a JSON document validated by the family's ``Instance.from_dict``
+  (``InvalidInstance`` -> discarded, never evaluated);
+- every schedule goes through :func:`optsched.registry.solve`, which runs the family's independent
+  ``verify``; a schedule that fails it is logged as ``violation`` (a finding) and never counted;
+- with ``against="exact"`` a candidate counts only when the exact method *proved* optimality
+  (status ``optimal``; solve() already demotes a model whose objective disagrees with verify).
+
+Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the instance JSON.
+
+- *Starts* are instances of the family's generator (``preset``, ``overrides``; seeds drawn from the
+  run's ``numpy`` generator), cut down to the size bound if needed.
+- *Mutations* are generic -- they act on the JSON tree, whatever the family: perturb or scale one
+  numeric field, set it to an extreme of its range, equalise two values of the same field (merge two
+  arrivals, give two jobs one type) or all of them (every sync time 0), redraw an integer field
+  within its range (a type index), copy, remove, overwrite or swap list elements (a job, a task, a
+  flow, a server). Lists whose length never varies in
+  the generator's output (e.g. the GPU list under ``overrides={"n_gpus": (1, 1)}``) keep it, except
+  those the family's size measure counts. :data:`~.mutations.FAMILY_OPS` adds family-specific operators (a GPU
+  column for hetero_gpu).
+- *Size*: :data:`SIZES` gives each family's measure (jobs, tasks, ...); the default bound is the
+  largest size the generator produced, so the exact solver stays fast.
+- *Screening*: while M is cheap next to the exact solve (:meth:`Run.screening`), each generation
+  mutates ``SCREEN * lambda`` children and ranks them by a cheap proxy -- objective(M) / the best
+  objective of M and the family's baselines, a lower bound on the ratio -- so the exact reference
+  is solved only for the ``lambda`` most promising ones.
+- A child replaces its parent when its ratio is >= the parent's (neutral drift over the many ties at
+  1.0); after :data:`PATIENCE` generations without a new best the search restarts, alternately from
+  fresh generator instances and from the best instance kicked by a few operators (iterated local
+  search).
+- *Shrinking* (the last ``shrink_share`` of the budget): delta-debugging style, as property-based
+  testers shrink -- remove list elements, then replace numbers by simpler ones (0, 1, rounded,
+  another value of the same field), keeping every change whose ratio stays >= the found ratio
+  (relative tolerance :data:`TOL`). The result's ``ratio`` is that of the shrunk instance.
+
+``strategy="random"`` is the baseline: generator instances only, for the whole budget, several
+methods at once (one exact solve per instance serves all of them).
+
+Determinism: the trajectory depends only on ``seed`` and the evaluation results (lambda is
+``max(4, workers)``); the wall-clock ``budget`` decides only where it stops. ``max_evals`` stops it
+at a fixed number of evaluations instead (tests).
+
+Resumability: with ``out`` every evaluation is one row of ``out/results.jsonl`` in the resumable
+:class:`~optsched.experiments.store.ResultStore` (key ``(family, "worst:<against>:<hash>", 0,
+method)``). A re-run with the same ``out`` replays the search from its seed, taking every evaluation
+it already has from the store, and continues with what is left of the budget (rows record the
+run's elapsed time). Budget cuts of a solve are stored as ``error`` rows and redone.
+Outputs: ``worst.json`` (shrunk instance), ``worst_found.json`` (before shrinking),
+``schedule_<method>.json``, ``schedule_<reference>.json`` (+ ``.png`` Gantt charts when matplotlib
+is present) and ``result.json`` (ratio, objectives, claimed guarantee, progress).
+
+The package, by concern: :mod:`.doc` (JSON tree helpers), :mod:`.sizes` (size measures),
+:mod:`.profile` (what the generator produces), :mod:`.mutations` (operators), :mod:`.evaluate`
+(guarded evaluation of a candidate), :mod:`.state` (one run's state and result), :mod:`.search`
+(strategies and shrinking), :mod:`.run` (the entry point and its outputs).
+"""
+
+from optsched.experiments.worst.doc import doc_key
+from optsched.experiments.worst.evaluate import TOL
+from optsched.experiments.worst.profile import PROFILE_SEEDS
+from optsched.experiments.worst.run import check_methods, format_result, run_worst
+from optsched.experiments.worst.state import WorstResult
+
+__all__ = ["PROFILE_SEEDS", "TOL", "WorstResult", "check_methods", "doc_key", "format_result",
+           "run_worst"]

@@ -1,0 +1,237 @@
+"""Evaluating a candidate instance: every method and the reference solved, guarded by time and memory.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable
+
+from optsched import registry
+from optsched.errors import InfeasibleSchedule
+from optsched.experiments.worst.sizes import size_of
+from optsched.result import SolveStatus
+
+#: Relative tolerance: shrinking keeps ratio >= found * (1 - TOL); a guarantee is exceeded when
+#: ratio > bound * (1 + TOL).
+TOL = 1e-6
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def finite_or_none(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _ratio(value: float, ref: float) -> float | None:
+    if abs(ref) <= TOL:
+        return 1.0 if abs(value) <= TOL else None
+    return value / ref
+
+
+#: Memory (bytes) one guarded evaluation may add to the process, and its hard wall-clock limit as
+#: a multiple of the per-solve time limit (plus :data:`GUARD_SLACK` s): a mutated instance can make
+#: a model or a heuristic blow up before any deadline is consulted.
+GUARD_MEMORY = 2 << 30
+GUARD_FACTOR, GUARD_SLACK = 3.0, 10.0
+#: Seconds a guarded task may run past the run's budget before it is killed.
+GUARD_GRACE = 2.0
+
+
+def guarded(fn: Callable[[dict], Any], task: dict):
+    """``fn(task)`` in a forked child with a memory cap and a hard wall-clock limit.
+
+    Returns ``("ok", value)``, or ``("too_big", message)`` when the child ran out of its memory
+    cap, overran the hard limit (killed) or died; ``("error", message)`` for an exception. Where
+    ``os.fork`` is missing, or ``task["guard"]`` is false (Dask workers are threaded), ``fn`` runs
+    in this process. The parent never runs a solver itself, so it stays single-threaded and
+    forking it is safe.
+    """
+    import os
+
+    if not task.get("guard", True) or not hasattr(os, "fork"):
+        try:
+            return "ok", fn(task)
+        except Exception as exc:  # noqa: BLE001
+            return "error", f"{type(exc).__name__}: {exc}"
+    import pickle
+    import select
+    import signal
+
+    limit = task.get("hard_limit") or GUARD_FACTOR * task["time_limit"] + GUARD_SLACK
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                    # the child: never returns
+        code = 0
+        try:
+            os.close(r)
+            _cap_memory(GUARD_MEMORY)
+            try:
+                out = ("ok", fn(task))
+            except MemoryError:
+                out = ("too_big", f"over the memory cap of {GUARD_MEMORY >> 20} MiB")
+            except BaseException as exc:  # noqa: BLE001
+                out = ("error", f"{type(exc).__name__}: {exc}")
+            data = pickle.dumps(out)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(w, view):]
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    chunks, end, killed = [], time.monotonic() + limit, False
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+                break
+            ready, _, _ = select.select([r], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+    if killed:
+        return "too_big", f"killed after {limit:.0f} s (hard limit)"
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - no complete answer: the child died (OOM killer, crash)
+        return "too_big", "the evaluation process died"
+
+
+def _cap_memory(extra: int) -> None:
+    try:
+        import resource
+
+        with open("/proc/self/statm") as fh:
+            vsize = int(fh.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (vsize + extra, vsize + extra))
+    except (OSError, ValueError, ImportError):
+        pass
+
+
+def evaluate(task: dict) -> list[dict]:
+    """:func:`evaluate_here` in a guarded child process (:func:`guarded`); a blow-up becomes rows
+    with status ``too_big`` (never counted, not redone on resume)."""
+    status, value = guarded(evaluate_here, task)
+    if status == "ok":
+        return value
+    if status == "too_big" and task.get("cut") and "killed" in value:
+        status = "error"              # stopped by the run's budget, not by its own size: redo
+    rows = []
+    for name in task["methods"]:
+        rows.append({"family": task["family"], "preset": f"worst:{task['against']}:{task['key']}",
+                     "seed": 0, "against": task["against"],
+                     "size": size_of(task["family"], task["instance"]),
+                     "instance": task["instance"], "method": name, "status": status,
+                     "ratio": None, "objective": None, "reference": None, "error": value,
+                     "_schedules": {}})
+    return rows
+
+
+def evaluate_here(task: dict) -> list[dict]:
+    """Solve one candidate with the reference and every method of ``task`` (the unit of work of
+    every executor; never raises for a method's failure).
+
+    ``task``: ``family, instance (doc), key, methods, against, time_limit, cut`` (True when the
+    time limit was shortened by the run's budget). Returns one row per method; each row carries
+    the schedules under ``"_schedules"`` (not stored).
+    """
+    fam = registry.get_family(task["family"])
+    inst = fam.problem.Instance.from_dict(task["instance"])
+    against, limit = task["against"], task["time_limit"]
+    base = {"family": task["family"], "preset": f"worst:{against}:{task['key']}", "seed": 0,
+            "against": against, "size": size_of(task["family"], task["instance"]),
+            "instance": task["instance"]}
+
+    def run(name):
+        start = time.perf_counter()
+        try:
+            return registry.solve(inst, name, time_limit=limit, seed=0), None
+        except InfeasibleSchedule as exc:
+            return None, ("violation", f"{name}: InfeasibleSchedule: {exc}")
+        except Exception as exc:  # noqa: BLE001
+            return None, ("error", f"{name}: {type(exc).__name__}: {exc} "
+                                   f"(after {time.perf_counter() - start:.2f} s)")
+
+    ref, ref_err = run(against)
+    ref_obj = None if ref is None else finite_or_none(ref.objective)
+    rows = []
+    for name in task["methods"]:
+        row = {**base, "method": name, "status": None, "ratio": None, "objective": None,
+               "reference": ref_obj, "ref_status": None if ref is None else ref.status.value,
+               "ref_runtime_s": None if ref is None else ref.runtime_s,
+               "guarantee": None, "exceeds": None, "runtime_s": None, "error": None}
+        schedules = {}
+        if ref_err is not None:
+            row["status"], row["error"] = ref_err
+        elif against == "exact" and ref.status is not SolveStatus.OPTIMAL:
+            # never counted; a time limit shortened by the budget is redone on resume
+            row["status"] = "error" if task.get("cut") else "unproven"
+            row["error"] = f"exact: {ref.status.value} (optimality not proven)"
+        elif ref_obj is None:
+            row["status"] = "no_reference"
+            row["error"] = f"{against}: no schedule ({ref.status.value})"
+        else:
+            res, err = run(name)
+            if err is not None:
+                row["status"], row["error"] = err
+            else:
+                obj = finite_or_none(res.objective)
+                row.update(objective=obj, runtime_s=res.runtime_s,
+                           guarantee=finite_or_none(res.guarantee))
+                ratio = None if obj is None else _ratio(obj, ref_obj)
+                if obj is None:
+                    row["status"] = "no_schedule"
+                    row["error"] = f"{name}: no schedule ({res.status.value})"
+                elif ratio is None:
+                    row["status"] = "no_reference"
+                    row["error"] = f"{against}: objective 0"
+                elif against == "exact" and ratio < 1 - 1e-6:
+                    row["status"] = "violation"
+                    row["error"] = (f"{name} objective {obj:.10g} below the proven optimum "
+                                    f"{ref_obj:.10g}")
+                else:
+                    row["status"], row["ratio"] = "ok", ratio
+                    if row["guarantee"] is not None:
+                        row["exceeds"] = ratio > row["guarantee"] * (1 + TOL) + TOL
+                    schedules = {name: res.schedule.to_dict(), against: ref.schedule.to_dict()}
+        row["_schedules"] = schedules
+        rows.append(row)
+    return rows
+
+
+def screen(task: dict) -> float | None:
+    """:func:`screen_here` in a guarded child process; None when it blows up."""
+    status, value = guarded(screen_here, task)
+    return value if status == "ok" else None
+
+
+def screen_here(task: dict) -> float | None:
+    """A cheap lower bound on a candidate's ratio: objective(M) / the best objective of M and the
+    family's baselines (an upper bound on OPT), all verified by solve(). None when M fails."""
+    fam = registry.get_family(task["family"])
+    inst = fam.problem.Instance.from_dict(task["instance"])
+    objs = {}
+    for name in task["methods"]:
+        try:
+            res = registry.solve(inst, name, time_limit=task["time_limit"], seed=0)
+        except Exception:  # noqa: BLE001 - a failing heuristic only weakens the proxy
+            continue
+        if math.isfinite(res.objective):
+            objs[name] = res.objective
+    target = objs.get(task["method"])
+    if target is None or not objs:
+        return None
+    return _ratio(target, min(objs.values()))

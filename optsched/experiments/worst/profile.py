@@ -1,0 +1,59 @@
+"""What the generator produces for a family and preset: the range of every field and list length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from optsched.experiments.worst.doc import get_at, leaf_paths, list_paths, pattern_of
+from optsched.experiments.worst.sizes import size_of
+
+#: Generator seeds profiled to learn field ranges, list lengths and the default size bound.
+PROFILE_SEEDS = 16
+
+
+# --------------------------------------------------------------------------- profile
+
+
+@dataclass
+class Profile:
+    """What the generator produces for this family/preset/overrides: numeric ranges per field
+    pattern, list lengths per pattern, the largest size."""
+
+    nums: dict[str, tuple[float, float, bool]] = field(default_factory=dict)
+    lists: dict[str, tuple[int, int]] = field(default_factory=dict)
+    size_max: int = 0
+
+    def num_cap(self, pattern: str) -> tuple[float, float, bool]:
+        """(low, high, integer) of the values a mutation may set; validation has the last word.
+        Integers (counts, slots, horizons) up to twice the generator's maximum, reals up to 1000
+        times (weights and times of an adversarial instance are extreme)."""
+        lo, hi, is_int = self.nums.get(pattern, (0.0, 1.0, False))
+        if is_int:
+            return 0, max(2 * hi, hi + 2), True
+        return 0.0, (1000.0 * hi if hi > 0 else 1.0), False
+
+    def list_range(self, pattern: str, grows: tuple[str, ...]) -> tuple[int, int]:
+        """(min, max) length of a list: free (up to twice the generator's) for the lists the
+        size measure counts, the generator's range for the others."""
+        if pattern in grows:
+            lo, hi = self.lists.get(pattern, (1, 1))
+            return 1, max(2 * hi, hi + 2)
+        return self.lists.get(pattern, (1, 1 << 30))
+
+
+def profile(family, preset: str, overrides: dict) -> Profile:
+    """Generate :data:`PROFILE_SEEDS` instances and record their ranges."""
+    prof = Profile()
+    for seed in range(PROFILE_SEEDS):
+        doc = family.generate(preset, seed, **overrides).to_dict()
+        prof.size_max = max(prof.size_max, size_of(family.name, doc))
+        for path in leaf_paths(doc):
+            v, pat = get_at(doc, path), pattern_of(path)
+            lo, hi, is_int = prof.nums.get(pat, (v, v, True))
+            prof.nums[pat] = (min(lo, v), max(hi, v), is_int and isinstance(v, int))
+        for path in list_paths(doc):
+            n, pat = len(get_at(doc, path)), pattern_of(path)
+            lo, hi = prof.lists.get(pat, (n, n))
+            prof.lists[pat] = (min(lo, n), max(hi, n))
+    return prof

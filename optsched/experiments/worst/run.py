@@ -1,0 +1,263 @@
+"""``run_worst``: the entry point, its outputs (``result.json``, the instance and schedules) and its text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from optsched import registry
+from optsched.errors import OptschedError
+from optsched.experiments.executors import cap_workers, executor
+from optsched.experiments.worst.doc import doc_key
+from optsched.experiments.worst.evaluate import evaluate
+from optsched.experiments.worst.search import evolve, sample_random, shrink_doc
+from optsched.experiments.worst.sizes import SIZES, size_of
+from optsched.experiments.worst.state import (
+    DEFAULT_BUDGET,
+    DEFAULT_TIME_LIMIT,
+    SHRINK_SHARE,
+    Run,
+    WorstResult,
+)
+
+RESULT = "result.json"
+RUN = "run.json"
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def check_methods(family: str, methods: list[str], against: str) -> None:
+    """Raise OptschedError (exit 2) for a method or reference that cannot be compared."""
+    fam = registry.get_family(family, error=OptschedError)
+    ref = fam.method(against)
+    if ref.kind == "bound":
+        raise OptschedError(f"--against: {against} is a bound, not a schedule")
+    if ref.relaxed:
+        raise OptschedError(f"--against: {against} solves a relaxed model (not comparable)")
+    for name in methods:
+        entry = fam.method(name)
+        if entry.kind in ("exact", "bound"):
+            raise OptschedError(f"--method: {name} is {entry.kind}; choose an algorithm or "
+                                f"baseline")
+        if entry.relaxed:
+            raise OptschedError(f"--method: {name} solves a relaxed model; its schedules are not "
+                                f"comparable with {against}")
+        if name == against:
+            raise OptschedError(f"--method: {name} is also the reference")
+
+
+def run_worst(family: str, method: str | list[str], against: str = "exact", *,
+              size: int | None = None, budget: float = DEFAULT_BUDGET,
+              time_limit: float = DEFAULT_TIME_LIMIT, seed: int = 0, preset: str = "tiny",
+              overrides: dict | None = None, workers: int = 1, scheduler=None, out=None,
+              strategy: str = "search", max_evals: int | None = None,
+              target: float | None = None, shrink: bool = True,
+              shrink_share: float = SHRINK_SHARE, plots: bool = True) -> WorstResult:
+    """Search for the instance maximising ``objective(method) / objective(against)``.
+
+    Parameters
+    ----------
+    family, method, against
+        ``method``: one name (search) or a list (``strategy="random"`` measures them all on the
+        same instances; the result is for the first, ``per_method`` has all).
+    size
+        Bound on the family's size measure (:data:`SIZES`); None = the largest the generator
+        produced for ``preset`` and ``overrides``.
+    budget, time_limit
+        Wall-clock seconds for the run, and for one solve.
+    seed
+        Seed of the search (the trajectory is a function of it and of the evaluations).
+    preset, overrides
+        Where starting instances come from (``overrides`` go to the generator, e.g.
+        ``{"n_gpus": (1, 1)}`` for hetero_gpu on one GPU).
+    workers, scheduler
+        Candidates of a generation in K local processes (at most the cores available) or on a
+        Dask cluster.
+    out
+        Folder: resumable ``results.jsonl``, the worst instance, schedules, ``result.json``.
+    strategy
+        ``"search"`` or ``"random"``.
+    max_evals
+        Stop after this many new evaluations, and shrink with at most as many (deterministic
+        stopping, for tests).
+    target
+        Stop searching (then shrink) once this ratio is reached.
+    shrink, shrink_share
+        Shrink the best instance, in the last ``shrink_share`` of the budget.
+    plots
+        Draw the two schedules as Gantt charts in ``out`` (when matplotlib is installed).
+    """
+    methods = [method] if isinstance(method, str) else list(method)
+    if strategy not in ("search", "random"):
+        raise OptschedError(f"--strategy: must be search or random, got {strategy!r}")
+    if strategy == "search" and len(methods) != 1:
+        raise OptschedError("--method: the search takes exactly one method")
+    if not (0 < budget < math.inf) or not (0 < time_limit < math.inf):
+        raise OptschedError("--budget/--time-limit: must be > 0 and finite")
+    if size is not None and size < 1:
+        raise OptschedError(f"--size: must be >= 1, got {size}")
+    check_methods(family, methods, against)
+    if scheduler is None:
+        workers = cap_workers(workers)
+    try:
+        run = Run(family, methods, against, size=size, budget=budget, time_limit=time_limit,
+                   seed=seed, preset=preset, overrides=overrides, workers=workers,
+                   scheduler=scheduler, out=out, strategy=strategy, max_evals=max_evals,
+                   target=target,
+                   shrink_share=shrink_share if (shrink and strategy == "search") else 0.0)
+    except TypeError as exc:         # an override the generator does not take
+        raise OptschedError(f"--override: {exc}") from None
+    if out is not None:
+        _check_run_file(Path(out), run, overrides)
+    _preload()
+    run.open()
+    found = shrunk = None
+    try:
+        preload = [f"optsched.solvers.{family}"] if family in SIZES else []
+        with executor(workers, scheduler, preload) as ex:
+            if strategy == "random":
+                sample_random(run, ex)
+            else:
+                evolve(run, ex)
+                best = run.best.get(methods[0])
+                if best is not None:
+                    found = shrunk = (best["instance"], best["ratio"])
+                    run.evaluations = 0
+                    if shrink:
+                        shrunk = shrink_doc(run, found[0], found[1], ex)
+            result = _result(run, shrunk, ex)
+    finally:
+        run.close()
+    if out is not None:
+        _write_outputs(Path(out), run, result, found, plots)
+    return result
+
+
+#: Imported before the first guarded evaluation so that forked children do not import them again
+#: (Pyomo and HiGHS cost seconds per child otherwise).
+PRELOAD = ("pyomo.environ", "highspy", "optsched.solvers.highs")
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def _check_run_file(out: Path, run: Run, overrides) -> None:
+    """One --out folder holds one search: refuse one with other parameters."""
+    params = {"family": run.fam.name, "methods": run.methods, "against": run.against,
+              "preset": run.preset, "size": run.size_bound, "strategy": run.strategy,
+              "overrides": json.loads(json.dumps(overrides or {}, default=list))}
+    path = out / RUN
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except ValueError:
+            old = None
+        if isinstance(old, dict) and old != params:
+            diff = ", ".join(k for k in params if old.get(k) != params[k])
+            raise OptschedError(f"--out {out}: holds a run with other parameters ({diff}); use "
+                                f"another folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(params, indent=1) + "\n")
+    except OSError as exc:
+        raise OptschedError(f"--out: cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _result(run: Run, shrunk, ex) -> WorstResult:
+    m = run.methods[0]
+    per_method = {}
+    for name in run.methods:
+        b = run.best.get(name)
+        per_method[name] = None if b is None else {
+            "ratio": b["ratio"], "guarantee": b.get("guarantee"), "exceeds": b.get("exceeds"),
+            "size": b.get("size"), "elapsed": b.get("elapsed")}
+    mine = [r for (_, name), r in run.cache.items() if name == m]
+    res = WorstResult(family=run.fam.name, method=m, against=run.against, strategy=run.strategy,
+                      ratio=None, ratio_found=None, objective=None, reference=None, guarantee=None,
+                      exceeds_guarantee=None, instance=None, schedules={}, size=None,
+                      size_bound=run.size_bound, evaluations=len(mine),
+                      counted=sum(1 for r in mine if r.get("ratio") is not None),
+                      unproven=sum(1 for r in mine if r.get("status") == "unproven"),
+                      discarded=run.invalid, time_to_best=None, elapsed=round(run.elapsed(), 3),
+                      seed=run.seed, budget=run.budget, improvements=run.improvements,
+                      violations=run.violations, per_method=per_method)
+    best = run.best.get(m)
+    if best is None:
+        return res
+    res.time_to_best, res.ratio_found = best.get("elapsed"), best["ratio"]
+    doc = best["instance"] if shrunk is None else shrunk[0]
+    key = doc_key(doc)
+    row, scheds = run.known(key, m), run.schedules.get((key, m))
+    if row is None or not scheds:        # resumed run: solve the winner again for its schedules
+        rows = ex.submit(evaluate, {"family": run.fam.name, "instance": doc, "key": key,
+                                    "methods": [m], "against": run.against,
+                                    "time_limit": run.time_limit, "guard": run.guard}).result()
+        row = rows[0]
+        scheds = row.pop("_schedules", {})
+    res.ratio = row.get("ratio")
+    res.objective, res.reference = row.get("objective"), row.get("reference")
+    res.guarantee, res.exceeds_guarantee = row.get("guarantee"), row.get("exceeds")
+    res.instance, res.schedules, res.size = doc, scheds, size_of(run.fam.name, doc)
+    return res
+
+
+def _write_outputs(out: Path, run: Run, res: WorstResult, found, plots: bool) -> None:
+    from optsched.io import dump
+
+    problem = run.fam.problem
+    (out / RESULT).write_text(json.dumps(res.to_dict(), indent=1, default=str) + "\n")
+    if res.instance is None:
+        return
+    inst = problem.Instance.from_dict({**res.instance, "name": f"worst-{res.method}"})
+    dump(inst, out / "worst.json")
+    if found is not None:
+        dump(problem.Instance.from_dict({**found[0], "name": f"worst-{res.method}-found"}),
+             out / "worst_found.json")
+    for name, sched in res.schedules.items():
+        schedule = problem.Schedule.from_dict(sched)
+        dump(schedule, out / f"schedule_{name}.json")
+        if plots:
+            try:
+                from optsched.gantt import plot_schedule, title_of
+
+                obj = run.fam.verify(inst, schedule)
+                plot_schedule(inst, schedule, out / f"schedule_{name}.png", objective=obj,
+                              title=title_of(inst, obj, name))
+            except Exception:  # noqa: BLE001 - a chart is a convenience, never a failure
+                pass
+
+
+def format_result(res: WorstResult, out=None) -> str:
+    """Lines for the terminal."""
+    if res.ratio is None:
+        return (f"{res.family} {res.method} vs {res.against}: no candidate counted "
+                f"({res.evaluations} evaluated, {res.unproven} without a proven optimum) in "
+                f"{res.elapsed:.1f} s")
+    g = "-" if res.guarantee is None else f"{res.guarantee:.6g}"
+    lines = [f"family     {res.family}",
+             f"method     {res.method} vs {res.against} ({res.strategy})",
+             f"ratio      {res.ratio:.6g} (found {res.ratio_found:.6g}; instance size "
+             f"{res.size}, bound {res.size_bound})",
+             f"objective  {res.objective:.6g} vs {res.reference:.6g}",
+             f"guarantee  {g}" + ("  EXCEEDED" if res.exceeds_guarantee else ""),
+             f"evaluated  {res.evaluations} instances ({res.counted} counted, {res.unproven} "
+             f"without a proven optimum); best after {res.time_to_best:.1f} s of "
+             f"{res.elapsed:.1f} s"]
+    if res.violations:
+        lines.append(f"violation  {len(res.violations)} schedule(s) failed verify: "
+                     f"{res.violations[0]['error'][:120]}")
+    if out is not None:
+        lines.append(f"wrote      {out}/worst.json, schedule_*.json, result.json, results.jsonl")
+    return "\n".join(lines)
+
+

@@ -1,0 +1,160 @@
+"""The search strategies: (1+lambda) evolution with restarts and screening, shrinking, random sampling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from optsched.experiments.worst.doc import (
+    copy_doc,
+    doc_key,
+    get_at,
+    is_number,
+    leaf_paths,
+    list_paths,
+    pattern_of,
+    round_sig,
+    set_at,
+)
+from optsched.experiments.worst.evaluate import TOL
+from optsched.experiments.worst.profile import Profile
+from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run
+
+# --------------------------------------------------------------------------- strategies
+
+
+def evolve(run: Run, ex) -> None:
+    """(1+lambda) evolution with restarts until the budget minus the shrink reserve is spent."""
+    m = run.methods[0]
+    parent, parent_fit, stale, restarts = None, None, 0, 0
+    seen: set[str] = set()
+    while True:
+        if run.target is not None and m in run.best and run.best[m]["ratio"] >= run.target:
+            return
+        if parent is None and restarts % 2 == 1 and m in run.best:
+            # iterated local search: every other restart kicks the best instance with a few
+            # operators instead of starting afresh
+            kicked = [run.mutate(run.best[m]["instance"], seen, ops=KICK) for _ in range(run.lam)]
+            docs = [d for d in kicked if d is not None]
+        elif parent is None:
+            docs = [d for d in (run.random_doc() for _ in range(run.lam)) if d is not None]
+        else:
+            wide = run.lam * (SCREEN if run.screening() else 1)
+            docs = [d for d in (run.mutate(parent, seen) for _ in range(wide)) if d is not None]
+            if len(docs) > run.lam:
+                if not any(run.cached(d) for d in docs) and not run.may_continue([], run.reserve):
+                    return
+                proxy = run.screen(docs, ex)
+                order = sorted(range(len(docs)), key=lambda i: (-(proxy[i] or 0.0), i))
+                docs = [docs[i] for i in sorted(order[:run.lam])]
+        if not docs or not run.may_continue(docs, run.reserve):
+            return
+        seen.update(doc_key(d) for d in docs)
+        before = run.best.get(m, {}).get("ratio")
+        fits = [run.fitness(rows, m) for rows in run.evaluate(docs, "search", ex)]
+        scored = [(f, -i) for i, f in enumerate(fits) if f is not None]
+        if scored:
+            f, neg = max(scored)              # the best child, the first one on ties
+            if parent_fit is None or f >= parent_fit * (1 - TOL):
+                parent, parent_fit = docs[-neg], f
+        after = run.best.get(m, {}).get("ratio")
+        stale = 0 if (after is not None and (before is None or after > before)) else stale + 1
+        if stale >= PATIENCE or parent_fit is None:
+            parent, parent_fit, stale, restarts = None, None, 0, restarts + 1
+
+
+def _simpler(v, prof: Profile, pattern: str) -> list:
+    """Numbers simpler than ``v`` (shorter to write, then smaller), simplest first."""
+    lo = prof.nums.get(pattern, (0, 1, False))[0]
+    is_int = isinstance(v, int)
+    cands = {0, 1, round(v), round_sig(float(v), 1), round_sig(float(v), 2), lo}
+    if not is_int:
+        cands |= {round(float(v), 1), round(float(v), 2)}
+
+    def cost(x):
+        x = float(x)
+        text = str(int(x)) if x.is_integer() else repr(x)
+        return (len(text), abs(x))
+
+    out = sorted({float(c) for c in cands if cost(c) < cost(v)}, key=cost)
+    return [int(c) if is_int else c for c in out]
+
+
+def shrink_doc(run: Run, doc: dict, ratio: float, ex) -> tuple[dict, float]:
+    """Delta-debugging shrink: remove list elements, then simplify numbers, keeping ratio >=
+    ``ratio`` (within :data:`TOL`); stops when nothing changes or the budget is spent. Candidates
+    are tried in a fixed order and the first that keeps the ratio wins, so the result does not
+    depend on how many are evaluated in parallel."""
+    m = run.methods[0]
+    target = ratio * (1 - TOL)
+    batch = run.lam if run.parallel else 1
+    best: dict[str, Any] = {"doc": doc, "ratio": ratio}
+
+    def first_passing(candidates) -> bool:
+        pending, seen = [], {doc_key(best["doc"])}
+        for c in candidates:
+            c = run.valid(c)
+            if c is not None and doc_key(c) not in seen:
+                seen.add(doc_key(c))
+                pending.append(c)
+        for k in range(0, len(pending), batch):
+            chunk = pending[k:k + batch]
+            if not run.may_continue(chunk, 0.0):
+                raise TimeoutError
+            for c, rows in zip(chunk, run.evaluate(chunk, "shrink", ex)):
+                f = run.fitness(rows, m)
+                if f is not None and f >= target:
+                    best["doc"], best["ratio"] = c, f
+                    return True
+        return False
+
+    try:
+        changed = True
+        while changed:
+            changed = False
+            progress = True
+            while progress:                 # 1. remove elements, the size-counted lists first
+                progress = False
+                cur = best["doc"]
+                paths = sorted((p for p in list_paths(cur) if len(get_at(cur, p)) > 1),
+                               key=lambda p: (pattern_of(p) not in run.grows, len(p)))
+                for path in paths:
+                    lo, _ = run.prof.list_range(pattern_of(path), run.grows)
+                    n = len(get_at(cur, path))
+                    if n <= max(lo, 1):
+                        continue
+                    cands = []
+                    for i in reversed(range(n)):
+                        c = copy_doc(cur)
+                        del get_at(c, path)[i]
+                        cands.append(c)
+                    if first_passing(cands):
+                        progress = changed = True
+                        break
+            for path in leaf_paths(best["doc"]):   # 2. simpler numbers, one field at a time
+                cur = best["doc"]
+                try:
+                    v = get_at(cur, path)
+                except (IndexError, KeyError, TypeError):
+                    continue
+                if not is_number(v):
+                    continue
+                cands = []
+                for s in _simpler(v, run.prof, pattern_of(path)):
+                    c = copy_doc(cur)
+                    set_at(c, path, s)
+                    cands.append(c)
+                if cands and first_passing(cands):
+                    changed = True
+    except TimeoutError:
+        pass
+    return best["doc"], best["ratio"]
+
+
+def sample_random(run: Run, ex) -> None:
+    """Generator instances only, every method of the run, for the whole budget."""
+    while True:
+        docs = [d for d in (run.random_doc() for _ in range(run.lam)) if d is not None]
+        if not docs or not run.may_continue(docs, 0.0):
+            return
+        run.evaluate(docs, "random", ex)

@@ -1,0 +1,369 @@
+"""The state of one ``optsched worst`` run (:class:`Run`: parameters, evaluations, best so far) and its
+result (:class:`WorstResult`).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import wait
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from optsched import registry
+from optsched.deadline import Deadline
+from optsched.errors import InvalidInstance, OptschedError
+from optsched.experiments.store import ResultStore, is_error
+from optsched.experiments.worst.doc import copy_doc, doc_key
+from optsched.experiments.worst.evaluate import (
+    GUARD_FACTOR,
+    GUARD_GRACE,
+    GUARD_SLACK,
+    TOL,
+    evaluate,
+    screen,
+)
+from optsched.experiments.worst.mutations import FAMILY_OPS, GENERIC_OPS, Ctx, op_remove
+from optsched.experiments.worst.profile import profile
+from optsched.experiments.worst.sizes import SIZES, size_of
+
+#: Default wall-clock budget (s) of a run, and time limit (s) of one solve.
+DEFAULT_BUDGET = 60.0
+DEFAULT_TIME_LIMIT = 10.0
+#: Share of the budget kept for shrinking the best instance.
+SHRINK_SHARE = 0.25
+#: Generations without a new best before a restart.
+PATIENCE = 8
+#: Children per generation (at least; ``max(LAMBDA, workers)``).
+LAMBDA = 4
+#: Children screened per evaluated child: the search mutates SCREEN * lambda children, ranks them
+#: by the cheap proxy objective(M) / best heuristic objective (a lower bound on the ratio) and
+#: solves the exact reference only for the best lambda.
+SCREEN = 3
+#: Time limit (s) of one heuristic in screening.
+SCREEN_LIMIT = 1.0
+#: Screening is used while the method's median runtime is below this share of the exact solve's.
+SCREEN_COST = 0.2
+#: Operators per kick of an iterated-local-search restart.
+KICK = (3, 4, 5)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class WorstResult:
+    """What a run found (``ratio`` None when no candidate was counted).
+
+    ``ratio`` is that of the (shrunk) ``instance``; ``ratio_found`` the best before shrinking;
+    ``time_to_best`` the run's elapsed seconds when the best was first evaluated;
+    ``improvements`` lists ``[elapsed, ratio, method]`` at every new best; ``per_method`` the
+    best ratio of every method of a multi-method (random) run.
+    """
+
+    family: str
+    method: str
+    against: str
+    strategy: str
+    ratio: float | None
+    ratio_found: float | None
+    objective: float | None
+    reference: float | None
+    guarantee: float | None
+    exceeds_guarantee: bool | None
+    instance: dict | None
+    schedules: dict
+    size: int | None
+    size_bound: int
+    evaluations: int
+    counted: int
+    unproven: int
+    discarded: int
+    time_to_best: float | None
+    elapsed: float
+    seed: int
+    budget: float
+    improvements: list = field(default_factory=list)
+    violations: list = field(default_factory=list)
+    per_method: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d.pop("schedules")
+        return d
+
+    def first_above(self, value: float) -> float | None:
+        """Elapsed seconds at which a ratio above ``value`` was first found (or None)."""
+        return next((t for t, r, m in self.improvements if m == self.method and r > value), None)
+
+
+class Run:
+    """Shared machinery of both strategies: candidates, the cache/store, evaluation, clock."""
+
+    def __init__(self, family: str, methods: list[str], against: str, *, size, budget,
+                 time_limit, seed, preset, overrides, workers, scheduler, out, strategy,
+                 max_evals, target, shrink_share):
+        self.fam = registry.get_family(family, error=OptschedError)
+        self.methods, self.against = methods, against
+        self.preset, self.overrides = preset, dict(overrides or {})
+        self.prof = profile(self.fam, preset, self.overrides)
+        self.size_bound = int(size) if size is not None else self.prof.size_max
+        self.grows = SIZES[family].grows if family in SIZES else tuple(self.prof.lists)
+        self.ctx = Ctx(self.prof, self.grows, np.random.default_rng(seed))
+        self.ops = GENERIC_OPS + FAMILY_OPS.get(family, ())
+        self.budget, self.time_limit, self.seed = float(budget), float(time_limit), seed
+        self.strategy, self.max_evals, self.target = strategy, max_evals, target
+        self.reserve = shrink_share * self.budget
+        self.workers, self.scheduler, self.out = workers, scheduler, out
+        self.lam = max(LAMBDA, workers or 1) if scheduler is None else 2 * LAMBDA
+        self.parallel = scheduler is not None or (workers or 1) > 1
+        self.guard = scheduler is None
+        self.screen_methods = [m.name for m in self.fam.methods if m.name == methods[0]
+                               or (m.kind == "baseline" and not m.relaxed)]
+        self.screened: dict[str, float | None] = {}
+        self.screen_off = False
+        self.cache: dict[tuple[str, str], dict] = {}
+        self.schedules: dict[tuple[str, str], dict] = {}
+        self.store: ResultStore | None = None
+        self.used_before = 0.0
+        self.evaluations = self.invalid = 0
+        self.best: dict[str, dict] = {}
+        self.improvements: list = []
+        self.violations: list = []
+
+    # ---- clock and store
+
+    def open(self):
+        if self.out is not None:
+            self.store = ResultStore(self.out)
+            self.store.open()
+            mine = [r for r in self.store.rows.values()
+                    if r.get("run_seed") == self.seed and r.get("strategy") == self.strategy]
+            self.used_before = max((r.get("elapsed") or 0.0 for r in mine), default=0.0)
+        left = self.budget - self.used_before
+        self.deadline = Deadline.after(left) if left > 0 else Deadline(time.perf_counter())
+        self.t0 = time.perf_counter()
+
+    def close(self):
+        if self.store is not None:
+            self.store.close()
+
+    def elapsed(self) -> float:
+        return self.used_before + time.perf_counter() - self.t0
+
+    def _stored(self, key: str, method: str) -> dict | None:
+        k = (self.fam.name, f"worst:{self.against}:{key}", 0, method)
+        if self.store is not None and k in self.store:
+            return self.store.get(k)
+        return None
+
+    def known(self, key: str, method: str) -> dict | None:
+        row = self.cache.get((key, method)) or self._stored(key, method)
+        if row is not None:
+            self.cache[(key, method)] = row
+        return row
+
+    def cached(self, doc) -> bool:
+        key = doc_key(doc)
+        return all(self.known(key, m) is not None for m in self.methods)
+
+    def may_continue(self, docs, reserve: float) -> bool:
+        """Go on with this batch? Always when every candidate is already evaluated (replay of a
+        resumed run); else while the budget (minus ``reserve``) and ``max_evals`` allow."""
+        if docs and all(self.cached(d) for d in docs):
+            return True
+        if self.max_evals is not None and self.evaluations >= self.max_evals:
+            return False         # (the shrink phase starts a new count)
+        left = self.deadline.remaining()
+        return left is None or left > reserve + 0.05
+
+    # ---- candidates
+
+    def valid(self, doc) -> dict | None:
+        """The canonical document of a valid candidate within the size bound, else None."""
+        try:
+            inst = self.fam.problem.Instance.from_dict(doc)
+        except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
+            self.invalid += 1
+            return None
+        canon = inst.to_dict()
+        canon.pop("name", None)
+        try:
+            if size_of(self.fam.name, canon) > self.size_bound:
+                return None
+        except (KeyError, TypeError):
+            return None
+        return canon
+
+    def random_doc(self) -> dict | None:
+        """A generator instance (seed from the run's rng), cut down to the size bound."""
+        rng = self.ctx.rng
+        for _ in range(20):
+            seed = int(rng.integers(2**31))
+            fresh: dict = self.fam.generate(self.preset, seed, **self.overrides).to_dict()
+            fresh.pop("name", None)
+            doc: dict | None = fresh
+            for _ in range(50):
+                if doc is None or size_of(self.fam.name, doc) <= self.size_bound:
+                    break
+                cut = op_remove(copy_doc(doc), self.ctx)
+                doc = None if cut is None else self._valid_any_size(cut)
+            if doc is not None and (canon := self.valid(doc)) is not None:
+                return canon
+        return None
+
+    def _valid_any_size(self, doc) -> dict | None:
+        try:
+            canon = self.fam.problem.Instance.from_dict(doc).to_dict()
+        except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
+            return None
+        canon.pop("name", None)
+        return canon
+
+    def mutate(self, parent: dict, seen: set, ops=(1, 1, 1, 2, 2, 3)) -> dict | None:
+        """A valid child of ``parent`` (a number of operators drawn from ``ops``), preferably
+        one not evaluated yet."""
+        rng = self.ctx.rng
+        fallback = None
+        parent_key = doc_key(parent)
+        for _ in range(30):
+            doc = copy_doc(parent)
+            for _ in range(int(rng.choice(ops))):
+                op = self.ops[int(rng.integers(len(self.ops)))]
+                try:
+                    doc = op(doc, self.ctx) or doc
+                except (IndexError, KeyError, TypeError, ValueError):
+                    break                      # a shape an operator cannot read: drop this try
+            canon = self.valid(doc)
+            if canon is None:
+                continue
+            key = doc_key(canon)
+            if key == parent_key:
+                continue
+            if key not in seen:
+                return canon
+            fallback = fallback or canon
+        return fallback
+
+    # ---- evaluation
+
+    def screening(self) -> bool:
+        """Screen children? Only against ``exact``, while screening has not proved too costly
+        (:meth:`screen`) and while the method is cheap next to the exact solve: its median
+        runtime below :data:`SCREEN_COST` times the exact solve's (runtimes are stored in the
+        rows, so a resumed run decides the same)."""
+        if self.against != "exact" or self.screen_off:
+            return False
+        alg, ref = self._median("runtime_s"), self._median("ref_runtime_s")
+        return alg is not None and ref is not None and alg < SCREEN_COST * ref
+
+    def limits(self, per_solve: float) -> tuple[float, float, bool]:
+        """(time limit of one solve, hard limit of one guarded task, cut by the budget?)."""
+        left = self.deadline.remaining()
+        if left is None:
+            return per_solve, GUARD_FACTOR * per_solve + GUARD_SLACK, False
+        limit = max(0.05, min(per_solve, left))
+        hard = min(GUARD_FACTOR * limit + GUARD_SLACK, left + GUARD_GRACE)
+        return limit, hard, limit < per_solve or hard < GUARD_FACTOR * limit + GUARD_SLACK
+
+    def screen(self, docs: list[dict], ex) -> list[float | None]:
+        """The cheap proxy (:func:`screen`) of every candidate (kept in memory).
+
+        Candidates are screened in chunks (one per worker); once a chunk costs more per candidate
+        than :data:`SCREEN_COST` times the median exact solve, screening is switched off for the
+        rest of the run (the unscreened candidates keep their order)."""
+        keys = [doc_key(d) for d in docs]
+        todo = [(k, d) for k, d in zip(keys, docs) if k not in self.screened]
+        chunk = self.lam if self.parallel else 1
+        for start in range(0, len(todo), chunk):
+            if self.screen_off:
+                break
+            part = todo[start:start + chunk]
+            limit, hard, _ = self.limits(min(self.time_limit, SCREEN_LIMIT))
+            hard = min(hard, 1.5 * limit * len(self.screen_methods) + GUARD_SLACK)
+            t0 = time.perf_counter()
+            futures = [ex.submit(screen, {"family": self.fam.name, "instance": d,
+                                          "method": self.methods[0],
+                                          "methods": self.screen_methods, "time_limit": limit,
+                                          "hard_limit": hard, "guard": self.guard})
+                       for _, d in part]
+            wait(futures)
+            for (k, _), fut in zip(part, futures):
+                try:
+                    self.screened[k] = fut.result()
+                except Exception:  # noqa: BLE001
+                    self.screened[k] = None
+            cost = (time.perf_counter() - t0) / len(part) * (chunk if self.parallel else 1)
+            ref = self._median("ref_runtime_s")
+            if ref is None or cost > SCREEN_COST * ref:
+                self.screen_off = True
+        return [self.screened.get(k) for k in keys]
+
+    def _median(self, field_name: str) -> float | None:
+        values = sorted(r[field_name] for (_, m), r in self.cache.items()
+                        if m == self.methods[0] and r.get(field_name) is not None)
+        return values[len(values) // 2] if values else None
+
+    def evaluate(self, docs: list[dict], phase: str, ex) -> list[dict[str, dict]]:
+        """Rows (per method) of every candidate, from the cache/store or solved now."""
+        out: list[dict[str, dict]] = [{} for _ in docs]
+        todo = []
+        for i, doc in enumerate(docs):
+            key = doc_key(doc)
+            have = {m: r for m in self.methods if (r := self.known(key, m)) is not None}
+            if len(have) == len(self.methods):
+                out[i] = have
+            else:
+                todo.append((i, key, doc))
+        if todo:
+            limit, hard, cut = self.limits(self.time_limit)
+            futures = [ex.submit(evaluate, {"family": self.fam.name, "instance": doc, "key": key,
+                                            "methods": self.methods, "against": self.against,
+                                            "time_limit": limit, "hard_limit": hard, "cut": cut,
+                                            "guard": self.guard})
+                       for _, key, doc in todo]
+            wait(futures)
+            for (i, key, doc), fut in zip(todo, futures):
+                rows: list[dict]
+                try:
+                    rows = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a worker died
+                    rows = [{"family": self.fam.name, "preset": f"worst:{self.against}:{key}",
+                             "seed": 0, "method": m, "status": "error", "ratio": None,
+                             "instance": doc, "error": f"task failed: {exc}"}
+                            for m in self.methods]
+                self.evaluations += 1
+                now = round(self.elapsed(), 3)
+                for row in rows:
+                    scheds = row.pop("_schedules", {})
+                    row.update(phase=phase, run_seed=self.seed, strategy=self.strategy,
+                               elapsed=now)
+                    if row["status"] == "violation":
+                        self.violations.append({"method": row["method"], "error": row["error"],
+                                                "instance": doc})
+                    if self.store is not None:
+                        self.store.append(row)
+                    if not is_error(row):
+                        self.cache[(key, row["method"])] = row
+                    if scheds:
+                        self.schedules[(key, row["method"])] = scheds
+                    out[i][row["method"]] = row
+        if phase in ("search", "random"):
+            for per_method in out:
+                for m, row in per_method.items():
+                    self._note_best(m, row)
+        return out
+
+    def _note_best(self, method: str, row: dict):
+        r = row.get("ratio")
+        if r is None:
+            return
+        best = self.best.get(method)
+        if best is None or r > best["ratio"] * (1 + TOL):
+            self.best[method] = row
+            self.improvements.append([row.get("elapsed") or 0.0, r, method])
+
+    @staticmethod
+    def fitness(rows: dict[str, dict], method: str) -> float | None:
+        row = rows.get(method)
+        return None if row is None else row.get("ratio")
