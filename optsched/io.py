@@ -145,10 +145,19 @@ class _Duplicates:
     def __call__(self, pairs: list[tuple[str, Any]]) -> dict:
         obj = dict(pairs)
         if len(obj) != len(pairs) and self.found is None:
-            seen: set[str] = set()
-            key = next(k for k, _ in pairs if k in seen or seen.add(k))
+            key = _first_repeat([k for k, _ in pairs])
             self.found = (obj, key)
         return obj
+
+
+def _first_repeat(keys: list[str]) -> str:
+    """The first key that occurs a second time."""
+    seen: set[str] = set()
+    for k in keys:
+        if k in seen:
+            return k
+        seen.add(k)
+    raise ValueError("no repeated key")
 
 
 def _path_to(data: Any, target: dict, root: str) -> str:

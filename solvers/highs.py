@@ -470,9 +470,10 @@ class ArrayModel:
         has = info.primal_solution_status == 2  # kSolutionStatusFeasible
         sol = self.h.getSolution() if has else None
         objective = float(info.objective_function_value) if has else math.inf
+        bound: float | None
         if self.integer:
-            bound = float(info.mip_dual_bound)
-            bound = bound if math.isfinite(bound) else None
+            dual = float(info.mip_dual_bound)
+            bound = dual if math.isfinite(dual) else None
         else:
             bound = objective if status is SolveStatus.OPTIMAL else None
         x = np.asarray(sol.col_value) if sol is not None else None

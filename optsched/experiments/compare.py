@@ -284,5 +284,6 @@ def write_compare_csv(rows: list[dict], path: str | Path) -> None:
 
 if __name__ == "__main__":   # python -m optsched.experiments.compare FAMILY [PRESET] [SEEDS]
     args = sys.argv[1:]
-    _, text = run_compare(args[0], *(args[1:2] or ["paper"]), *(map(int, args[2:3])))
+    _, text = run_compare(args[0], args[1] if len(args) > 1 else "paper",
+                          int(args[2]) if len(args) > 2 else 3)
     print(text)
