@@ -67,11 +67,35 @@ def cmd_methods(args) -> None:
     if args.json:
         print(json.dumps([m.to_dict() for m in entries], indent=1))
         return
-    rows = [(m.name, m.kind + (" (relaxed)" if m.relaxed else ""), m.guarantee_text() or "-",
-             m.description) for m in entries]
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    rows = [("method", "kind", "claimed guarantee", "description")]
+    rows += [(m.name, m.kind + (" (relaxed)" if m.relaxed else ""), m.guarantee_text() or "-",
+              m.description) for m in entries]
+    print(_table(rows, width=None if args.wide else TABLE_WIDTH))
+
+
+#: Width of the tables the CLI prints (``--wide``: no limit).
+TABLE_WIDTH = 100
+
+
+def _table(rows: list[tuple[str, ...]], width: int | None, cap: int = 28) -> str:
+    """Rows as aligned columns, cells wrapped so that no line exceeds ``width``: the last column
+    takes the room left, the others at most ``cap`` characters each (None: no wrapping)."""
+    import itertools
+    import textwrap
+
+    n = len(rows[0])
+    widths = [max(len(r[i]) for r in rows) for i in range(n - 1)]
+    if width is not None:
+        widths = [min(w, cap) for w in widths]
+        widths.append(max(20, width - sum(widths) - 2 * (n - 1)))
+    else:
+        widths.append(max(len(r[-1]) for r in rows))
+    lines = []
     for row in rows:
-        print("  ".join(f"{v:<{w}}" for v, w in zip(row, widths)) + "  " + row[3])
+        cells = [textwrap.wrap(v, w) or [""] for v, w in zip(row, widths)]
+        for parts in itertools.zip_longest(*cells, fillvalue=""):
+            lines.append("  ".join(f"{v:<{w}}" for v, w in zip(parts, widths)).rstrip())
+    return "\n".join(lines)
 
 
 def cmd_generate(args) -> None:
@@ -373,6 +397,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true",
                    help="print a JSON list of objects (name, kind, guarantee, description, "
                         "relaxed, params with the paper text each parameter reads)")
+    s.add_argument("--wide", action="store_true",
+                   help=f"do not wrap the table at {TABLE_WIDTH} columns")
     s.set_defaults(run=cmd_methods)
 
     s = command("generate", "write a seeded instance as JSON",

@@ -228,3 +228,17 @@ def test_closed_pipe_is_quiet():
     err = proc.stderr.read().decode()
     code = proc.wait(timeout=120)
     assert err == "" and code == 141
+
+
+@pytest.mark.parametrize("family", ["hetero_gpu", "edge_cloud", "ring_contention",
+                                    "elastic_cluster", "cojob_network"])
+def test_methods_table_fits_100_columns(family, capsys):
+    """issue 21 item 5: every table at most 100 columns by default; --wide for one line each."""
+    assert main(["methods", family]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["method", "kind"] and max(map(len, lines)) <= 100
+    assert main(["methods", family, "--wide"]) == 0
+    wide = capsys.readouterr().out.splitlines()
+    from optsched.registry import get_family
+
+    assert len(wide) == len(get_family(family).methods) + 1
