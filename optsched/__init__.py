@@ -15,7 +15,8 @@ from optsched.result import Outcome, Result, SolveStatus
 __version__ = "0.1.0"
 
 
-def certify(instance, *, time_limit: float | None = 600.0, seed: int = 0) -> Result:
+def certify(instance, *, time_limit: float | None = 600.0, seed: int = 0, known=(),
+            progress=None) -> Result:
     """Prove an interval [LB, UB] on the optimum of ``instance``, at any scale.
 
     The exact method first (it proves small instances), then every algorithm and baseline, the
@@ -30,6 +31,9 @@ def certify(instance, *, time_limit: float | None = 600.0, seed: int = 0) -> Res
         Seconds for the whole call (None: 600).
     seed
         Seed of randomised methods.
+    known, progress
+        Results already computed on this instance (not run again), and a callback given every
+        step's record as it finishes.
 
     Returns
     -------
@@ -46,7 +50,7 @@ def certify(instance, *, time_limit: float | None = 600.0, seed: int = 0) -> Res
     """
     from optsched.certificate import certify as _certify
 
-    return _certify(instance, time_limit=time_limit, seed=seed)
+    return _certify(instance, time_limit=time_limit, seed=seed, known=known, progress=progress)
 
 
 def generate(family: str, preset: str = "tiny", seed: int = 0, **overrides):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from optsched import tolerance
 from optsched.deadline import Deadline
@@ -77,7 +77,8 @@ class Sides:
 
 
 def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
-            known: Iterable[Result] = ()) -> Result:
+            known: Iterable[Result] = (),
+            progress: Callable[[dict], None] | None = None) -> Result:
     """Prove an interval [LB, UB] on the optimum of ``instance`` within ``time_limit`` seconds.
 
     Parameters
@@ -92,6 +93,8 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
         Results already computed on this instance with ``seed`` (e.g. by ``optsched compare`` or
         by ``solve(..., "exact")``): their verified schedules and bounds are offered to the sides
         first, and the methods they name are not run again.
+    progress
+        Called with every step's record (the lines of ``info["steps"]``) as it finishes.
 
     Returns
     -------
@@ -112,7 +115,7 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
     family = family_of(instance)
     deadline = Deadline.after(DEFAULT_TIME_LIMIT if time_limit is None else time_limit)
     started = time.perf_counter()
-    sides, steps = Sides(), []
+    sides, steps = Sides(), Steps(progress)
     done = set()
     for result in known:
         sides.offer(result, result.method)
@@ -127,6 +130,19 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
     if not sides.closed():
         _run_improve(family, instance, sides, steps, deadline, seed)
     return _result(instance, sides, steps, deadline, time.perf_counter() - started)
+
+
+class Steps(list):
+    """``info["steps"]``: a list that also reports every record appended to it."""
+
+    def __init__(self, progress: Callable[[dict], None] | None = None):
+        super().__init__()
+        self.progress = progress
+
+    def append(self, record: dict) -> None:
+        super().append(record)
+        if self.progress is not None:
+            self.progress(record)
 
 
 def _step(family: Family, instance: Any, entry: Method, deadline: Deadline, seed: int,
@@ -223,7 +239,7 @@ def _result(instance: Any, sides: Sides, steps: list[dict], deadline: Deadline,
                   for s in steps)
         status = SolveStatus.TIME_LIMIT if cut or deadline.expired() else SolveStatus.FEASIBLE
     info: dict[str, Any] = {"gap": sides.gap(), "upper_by": sides.upper_by,
-                            "lower_by": sides.lower_by, "steps": steps}
+                            "lower_by": sides.lower_by, "steps": list(steps)}
     lower = None if sides.lower == -math.inf else min(sides.lower, sides.upper)
     if lower is not None and not tolerance.at_most(sides.lower, sides.upper):
         # a bound above a verified schedule is no bound (a model bug): reported, not used

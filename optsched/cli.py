@@ -143,8 +143,10 @@ def cmd_certify(args) -> None:
 
     output = _output_path(args.output, "-o")
     inst = load_instance(args.file)
+    progress = None if args.quiet else (lambda step: print(_step_line(step), file=sys.stderr,
+                                                            flush=True))
     with _solver_options(args):
-        result = certify(inst, time_limit=args.time_limit, seed=args.seed)
+        result = certify(inst, time_limit=args.time_limit, seed=args.seed, progress=progress)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -450,6 +452,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the Result as JSON")
     s.add_argument("-o", "--output", metavar="FILE",
                    help="also write the best schedule JSON to FILE")
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr (one per step as it finishes)")
     _solver_args(s)
     s.set_defaults(run=cmd_certify)
 
