@@ -7,7 +7,7 @@ Measured here (seeds fixed, a few minutes on 2 cores): Theorem 1 on the shipped 
 A_mincost1 reading; Theorem 5 (ALG <= 4 alpha OPT) and ALG/OPT per reading on tiny seeds 0-7;
 "alpha close to 4" (Theorem 5's alpha at paper scale, seeds 0-2, both architectures); Fig. 4
 (larger F, larger objective) per reading on tiny seeds 0-3. The ">= 30 % better than the
-baselines" claim (E3) needs paper-scale runs of ``optsched compare elastic_cluster``: pass their
+baselines" claim (Z3) needs paper-scale runs of ``optsched compare elastic_cluster``: pass their
 compare.csv files with ``--compare`` (one per run); without them that claim is left out.
 """
 
@@ -62,7 +62,7 @@ def theorem1() -> dict:
             "verdict": label(holds), "readings": readings,
             "detail": "tests/data/elastic_cluster/mincost1_counterexample.json; with and without "
                       "the digest's fix #11 (Alg. 4 line 19) the greedy is 18 % above the optimum "
-                      "(errata E1)."}
+                      "(errata Z1)."}
 
 
 def tiny_ratios(seeds=range(8)) -> tuple[dict, dict]:
@@ -108,7 +108,7 @@ def alpha_claim() -> dict:
             "verdict": label(holds), "readings": readings,
             "detail": f"counted as close when alpha <= {CLOSE_TO_4:g}. alpha of eq. (6) is about "
                       "gamma ln(w(J)/w_min) with gamma = 2 ln lambda; the per-round reading's alpha "
-                      "(34-234 at seed 0) is in errata E2; a_online_alpha4 sets alpha = 4 by "
+                      "(34-234 at seed 0) is in errata Z2; a_online_alpha4 sets alpha = 4 by "
                       "definition and is not counted. generate('paper', seed)."}
 
 
@@ -166,7 +166,7 @@ def e3_claim(paths: list[str]) -> dict | None:
     return {"paper": PAPER, "claim": "Sec. 7: A_online beats FIFO, DRF, AntMan and Tiresias by "
                                      ">= 30 %",
             "verdict": label(holds), "readings": readings,
-            "detail": f"errata E3; paper preset (J = 100, H = 150), seeds {seeds}, mean sum w c; "
+            "detail": f"errata Z3; paper preset (J = 100, H = 150), seeds {seeds}, mean sum w c; "
                       f"holds when ALG <= {BETTER_BY} x every baseline."}
 
 

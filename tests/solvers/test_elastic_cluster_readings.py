@@ -1,6 +1,6 @@
 """elastic_cluster readings (issue 11): every registered reading of A_online is the same function
 with other :class:`AOnlineParams`, its schedules pass :func:`verify`, readings that must coincide
-on some instance class do, and the Theorem 1 counterexample (errata E1) holds under every
+on some instance class do, and the Theorem 1 counterexample (errata Z1) holds under every
 A_mincost1 reading that is the paper's greedy."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_alpha_readings_order_on_tiny(seed):
 
 @pytest.mark.parametrize("pricing", ["paper", "literal"])
 def test_theorem1_counterexample_under_every_greedy_reading(pricing):
-    """E1 (Theorem 1 fails for Alg. 4) holds with and without the digest's fix #11: the greedy
+    """Z1 (Theorem 1 fails for Alg. 4) holds with and without the digest's fix #11: the greedy
     costs > 1.15 x the exact A_mincost1 on the shipped state, and the whole per-job step too."""
     data = json.loads((DATA / "mincost1_counterexample.json").read_text())
     inst = Instance.from_dict(data["instance"])
