@@ -37,6 +37,7 @@ def plot_ratios(rows: list[dict], path: str | Path) -> None:
     for ax, (family, methods) in zip(flat, families.items()):
         names = list(methods)
         top = 1.0
+        labelled: tuple[int, float] | None = None   # (x, value) of the last guarantee label
         for x, name in enumerate(names):
             group = methods[name]
             bound = any(r.get("kind") == "bound" for r in group)
@@ -57,8 +58,11 @@ def plot_ratios(rows: list[dict], path: str | Path) -> None:
             if guarantees and not bound:
                 g = max(guarantees)
                 ax.hlines(g, x - 0.35, x + 0.35, color="red", linewidth=2, zorder=4)
-                ax.annotate(f"{g:.3g}", (x, g), fontsize=7, color="red", ha="center",
-                            va="bottom", xytext=(0, 1), textcoords="offset points")
+                if labelled is None or labelled[1] != g or labelled[0] != x - 1:
+                    # one label per run of equal neighbouring guarantees (they overlapped)
+                    ax.annotate(f"{g:.3g}", (x, g), fontsize=7, color="red", ha="left",
+                                va="bottom", xytext=(-8, 1), textcoords="offset points")
+                labelled = (x, g)
                 top = max(top, g)
         ax.axhline(1.0, color="0.3", linewidth=0.8, linestyle=":")
         ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
@@ -68,12 +72,13 @@ def plot_ratios(rows: list[dict], path: str | Path) -> None:
             ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
             ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.set_ylim(top=top * 1.25)
+        ax.set_ylim(top=top * (1.8 if top > 3 else 1.25))   # room for the guarantee labels
         ax.set_title(family, fontsize=10)
     for row_axes in axes:
         row_axes[0].set_ylabel("ALG/OPT  (grey: LB/OPT)")
-    fig.suptitle("empirical ratios per instance; red bar = claimed guarantee (max over instances)",
-                 fontsize=9)
+    sep = "; " if ncols > 1 else "\n"   # one panel: two lines, or the title is cut
+    fig.suptitle(f"empirical ratios per instance{sep}red bar = claimed guarantee (max over "
+                 f"instances)", fontsize=9)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)
