@@ -7,16 +7,18 @@ import dataclasses
 import pytest
 
 from optsched import registry
-from optsched.family import CompareSpec
+from optsched.family import CertifySpec, CompareSpec
 
 FAMILY = "hetero_gpu"
 KEEP = ("exact", "lower_bound", "hare", "gavel_fifo", "sched_allox")
 
 
 def trimmed(spec, keep=KEEP):
-    """``spec`` with only the methods in ``keep`` (and a compare spec running every kept one)."""
+    """``spec`` with only the methods in ``keep`` (and a compare spec running every kept one; a
+    certify spec that names only kept methods)."""
     return dataclasses.replace(spec, methods=tuple(m for m in spec.methods if m.name in keep),
-                               compare=CompareSpec())
+                               compare=CompareSpec(),
+                               certify=CertifySpec(improve=spec.certify.improve))
 
 
 @pytest.fixture
