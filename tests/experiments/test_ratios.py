@@ -83,11 +83,9 @@ def _strip(rows):
 def test_sigkill_and_restart_loses_and_duplicates_nothing(hetero, tmp_path):
     seeds = 5
     out = tmp_path / "killed"
-    code = ("import dataclasses; from optsched import registry; "
-            "from optsched.family import CompareSpec; "
-            f"s = registry.get_family({FAMILY!r}); "
-            f"registry._FAMILIES[{FAMILY!r}] = dataclasses.replace(s, compare=CompareSpec(), "
-            f"methods=tuple(m for m in s.methods if m.name in {KEEP!r})); "
+    code = ("from optsched import registry; "
+            "from tests.experiments.conftest import trimmed; "
+            f"registry._FAMILIES[{FAMILY!r}] = trimmed(registry.get_family({FAMILY!r})); "
             "from optsched.experiments.ratios import run_ratios; "
             f"run_ratios(families=[{FAMILY!r}], seeds={seeds}, out={str(out)!r}, progress=False)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
