@@ -322,8 +322,6 @@ def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageL
     Vectorised over the completion slots: per ``D_u`` and xi, window sums come from prefix sums
     and residual minima from a sliding minimum over ``d`` slots; only servers with capacity of
     the job's types that can become eligible in the window are looked at."""
-    from scipy.ndimage import minimum_filter1d
-
     job = instance.jobs[j]
     U, V = instance.n_wtypes, instance.n_ptypes
     ready = job.arrival + np.asarray(job.delay, dtype=float)
@@ -337,20 +335,25 @@ def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageL
 
     def rows_of(ledger: UsageLedger, rows: np.ndarray, width: int,
                 kind: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        prices = ledger.prices[rows * width + kind]
+        idx = rows * width + kind
+        prices = ledger.prices[idx]
         csum = np.concatenate([np.zeros((len(rows), 1)), np.cumsum(prices, axis=1)], axis=1)
-        return prices, csum, ledger.residual[rows * width + kind].astype(float)
+        # = ledger.residual[idx], computed for these rows only
+        return prices, csum, (ledger.capacity[idx][:, None] - ledger.used[idx]).astype(float)
 
     wl_p, wl_c, wl_r = rows_of(wl, wrows, U, job.worker_type)
     pl_p, pl_c, pl_r = rows_of(pl, prows, V, job.ps_type)
     cw = np.searchsorted(wrows, crows)                 # crows inside wrows / prows
     cp = np.searchsorted(prows, crows)
 
-    def window(csum: np.ndarray, res: np.ndarray, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    def window(csum: np.ndarray, res: list[np.ndarray], d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+        """Window price sums and residual minima over slots k..k+d-1 for the K starts k; ``res``
+        is the sparse table of :func:`_min_table` (level i: minima over 2^i slots)."""
         with np.errstate(invalid="ignore"):             # inf prices (zero capacity) -> nan
             sums = np.nan_to_num(csum[:, d:d + K] - csum[:, :K], nan=math.inf)
-        h = d // 2                         # minimum_filter1d: out[i] = min(in[i - d//2 .. i - d//2 + d - 1])
-        return sums, minimum_filter1d(res[:, :K + d - 1], d, axis=1, mode="nearest")[:, h:h + K]
+        level = d.bit_length() - 1
+        table, shift = res[level], d - (1 << level)
+        return sums, np.minimum(table[:, :K], table[:, shift:shift + K])
 
     def eligible(rows: np.ndarray, K: int) -> np.ndarray:
         if params.rule == "paper":
@@ -364,6 +367,7 @@ def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageL
         """The loop over the completions at window offsets 0..Lp-1 only."""
         # cost[xi][n-1, e]: cost of the plan with n workers completing at window offset e
         cost = {x: np.full((D, Lp), math.inf) for x in (0, 1)}
+        wl_t, pl_t = _min_table(wl_r[:, :Lp]), _min_table(pl_r[:, :Lp])
         keep: dict[tuple[int, int], tuple[int, Any]] = {}   # (xi, n) -> (d, arrays to rebuild)
         for n in range(1, D + 1):
             for xi in kinds:
@@ -372,8 +376,8 @@ def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageL
                     continue
                 K = Lp - d + 1                              # start offsets 0..Lp-d
                 o = np.arange(K)
-                lw, wmin = window(wl_c, wl_r, d, K)
-                mw, pmin = window(pl_c, pl_r, d, K)
+                lw, wmin = window(wl_c, wl_t, d, K)
+                mw, pmin = window(pl_c, pl_t, d, K)
                 pok = eligible(prows, K) & (pmin >= 1)
                 if xi == 1:
                     ok = pok[cp] & (wmin[cw] >= n) & eligible(crows, K)
@@ -421,6 +425,19 @@ def completion_placement(instance: Instance, j: int, wl: UsageLedger, pl: UsageL
         if (run is not None and best <= 0) or Lp == L:
             return best, run
         Lp = min(L, 4 * Lp)
+
+
+def _min_table(res: np.ndarray) -> list[np.ndarray]:
+    """Sparse table of sliding minima along axis 1: level i holds ``min(res[:, k:k + 2^i])`` for
+    every k with ``k + 2^i <= len``; a window of length d is the minimum of two level
+    ``floor(log2 d)`` entries (exact, so the same values as a sliding-minimum filter)."""
+    table = [res]
+    step = 1
+    while 2 * step <= res.shape[1]:
+        prev = table[-1]
+        table.append(np.minimum(prev[:, :prev.shape[1] - step], prev[:, step:]))
+        step *= 2
+    return table
 
 
 def _shift(run: Run, tau: int) -> Run:

@@ -620,3 +620,346 @@ __all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY",
            "SECONDS_PER_COLUMN", "Lagrangian", "a_online_exact_oracle", "batch_lp_bound",
            "column_cost", "column_estimate", "incumbent", "lagrangian", "lower_bound",
            "single_job_flow", "price_column", "round_dual", "serial_schedule", "trivial_bound"]
+
+
+# --------------------------------------------- paper-scale bound: column generation on server pools
+#: Column-generation iterations of :func:`colgen_bound` (it stops earlier at the LP optimum or the
+#: deadline; a stop is still a valid bound, the best Lagrangian value met).
+COLGEN_ITERATIONS = 10_000
+#: Columns added per job and pricing round (the cheapest of distinct worker counts).
+COLGEN_PER_JOB = 2
+#: Wentges smoothing: prices are ``SMOOTH * best + (1 - SMOOTH) * current`` duals (a mispricing
+#: round falls back to the current duals).
+SMOOTH = 0.5
+
+
+@dataclass(frozen=True)
+class PoolColumn:
+    """One column of the pool relaxation: job ``job`` runs slots ``start..end`` with ``n[g]``
+    type-``u_j`` workers in server pool ``g`` and its PS in pool ``ps``."""
+
+    job: int
+    start: int
+    end: int
+    n: tuple[int, ...]
+    ps: int
+
+
+class _Pools:
+    """Server pools (the edge servers, the cloud servers) and each job's per-start limits.
+
+    Every run of (2) maps to a pool column (workers and PS summed per pool); the column's pool
+    usage is the run's usage summed over the pool's servers, so (2g)/(2h) summed per pool hold.
+    The column keeps what the run satisfies: ``n_g <= sum W_su`` over the pool's servers ready at
+    the start ((2i)), a PS pool with a ready PS server, and ``N (c - h + 1) >= R^xi`` with
+    ``xi = 1`` only when some ready server of the pool holds all ``N`` workers and a PS ((2e),
+    (2f))."""
+
+    def __init__(self, instance: Instance, deadline: list[int]):
+        S = instance.n_servers
+        cloud = set(instance.cloud)
+        groups = [[s for s in range(S) if s not in cloud], sorted(cloud)]
+        self.groups = [g for g in groups if g]
+        self.G = len(self.groups)
+        self.T = max(deadline) + 1
+        self.deadline = deadline
+        self.cap_w = np.array([[instance.W[g, u].sum() for g in self.groups]
+                               for u in range(instance.n_wtypes)], dtype=float)
+        self.cap_p = np.array([[instance.P[g, v].sum() for g in self.groups]
+                               for v in range(instance.n_ptypes)], dtype=float)
+        self.limits = [self._limits(instance, j) for j in range(len(instance.jobs))]
+        self.req = [(job.required(0), job.required(1)) for job in instance.jobs]
+        self.h0 = [earliest_start(instance, j) for j in range(len(instance.jobs))]
+
+    def _limits(self, instance: Instance, j: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``avail[g, h]`` (workers of pool g ready at h, at most D_j), ``ps_ok[g, h]`` and
+        ``co[g, h]`` (the most workers one ready server with a PS holds), for h in 0..T-1."""
+        job = instance.jobs[j]
+        u, v = job.worker_type, job.ps_type
+        hs = np.arange(self.T)
+        avail = np.zeros((self.G, self.T), dtype=np.int64)
+        ps_ok = np.zeros((self.G, self.T), dtype=bool)
+        co = np.zeros((self.G, self.T), dtype=np.int64)
+        for g, servers in enumerate(self.groups):
+            for s in servers:
+                ready = hs >= job.arrival + job.delay[s]
+                w, p = int(instance.W[s, u]), int(instance.P[s, v])
+                avail[g] += ready * w
+                ps_ok[g] |= ready & (p > 0)
+                if p > 0:
+                    co[g] = np.maximum(co[g], ready * min(w, job.chunks))
+        return np.minimum(avail, job.chunks), ps_ok, co
+
+
+def _prefix(prices: np.ndarray) -> np.ndarray:
+    """Prefix sums over slots of prices ``[type, pool, slot]`` (a leading zero column)."""
+    return np.concatenate([np.zeros(prices.shape[:2] + (1,)), np.cumsum(prices, axis=2)], axis=2)
+
+
+def price_pool(instance: Instance, pools: _Pools, j: int, cw: np.ndarray, cp: np.ndarray,
+               bound: float = math.inf, keep: int = 1) -> list[tuple[float, PoolColumn]]:
+    """Exact pricing of job ``j`` in the pool relaxation: the columns of least ``flow + prices x
+    usage`` (the dual constraint (5a) of the paper's packing program, with the flow c_j - a_j as
+    the column cost), given the price prefix sums ``cw`` (worker, ``[u, pool, slot]``) and ``cp``
+    (PS) of :func:`_prefix`. Every worker count ``N`` and mode (co-located: ``R^1``, one pool;
+    distributed: ``R^0``, workers filled into the cheaper pool first, PS in the cheapest ready
+    pool) is scanned over all starts at once; starts whose flow alone reaches ``bound`` (or the
+    best cost of the first 64 starts) are skipped: prices are >= 0, so they cannot be cheaper.
+    Returns up to ``keep`` columns of distinct ``(N, mode)``, cheapest first."""
+    first = _price_span(instance, pools, j, cw, cp, bound, keep, span=64)
+    if first:
+        bound = min(bound, first[0][0] + 1e-9)
+    rest = _price_span(instance, pools, j, cw, cp, bound, keep, span=None)
+    return sorted(first + rest, key=lambda x: x[0])[:keep]
+
+
+def _price_span(instance: Instance, pools: _Pools, j: int, cw: np.ndarray, cp: np.ndarray,
+                bound: float, keep: int, span: int | None) -> list[tuple[float, PoolColumn]]:
+    """:func:`price_pool` over the starts ``h0 .. h0 + span - 1`` (all when ``span`` is None)."""
+    job = instance.jobs[j]
+    avail, ps_ok, co = pools.limits[j]
+    cw, cp = cw[job.worker_type], cp[job.ps_type]
+    h0, a = pools.h0[j], job.arrival
+    out = []
+    for xi in (1, 0):
+        N = np.arange(1, job.chunks + 1)
+        d = -(-pools.req[j][xi] // N)
+        last = pools.deadline[j] - d + 1
+        if bound < math.inf:     # flow h + d - 1 - a_j must stay below bound
+            last = np.minimum(last, a + math.ceil(bound) - d)
+        if span is not None:
+            last = np.minimum(last, h0 + span - 1)
+        ok = last >= h0
+        if not ok.any():
+            continue
+        N, d, last = N[ok], d[ok], last[ok]
+        hs = np.arange(h0, int(last.max()) + 1)
+        valid = hs[None, :] <= last[:, None]
+        e = np.minimum(hs[None, :] + d[:, None], pools.T)
+        ww = cw[:, e] - cw[:, hs][:, None, :]                 # (pool, N, start)
+        pp = cp[:, e] - cp[:, hs][:, None, :]
+        pp = np.where(ps_ok[:, hs][:, None, :], pp, math.inf)
+        if xi:
+            cost = np.where(co[:, hs][:, None, :] >= N[None, :, None], N[None, :, None] * ww + pp,
+                            math.inf)
+            g = np.argmin(cost, axis=0)
+            res = np.take_along_axis(cost, g[None], axis=0)[0]
+        else:
+            n, res = _fill(N, avail[:, hs], ww)
+            pg = np.argmin(pp, axis=0)
+            res = res + np.take_along_axis(pp, pg[None], axis=0)[0]
+        total = np.where(valid, (e - 1 - a) + res, math.inf)
+        k = np.argmin(total, axis=1)
+        per_n = total[np.arange(len(N)), k]
+        for i in np.argsort(per_n, kind="stable")[:keep]:
+            if not per_n[i] < bound:
+                break
+            h = int(hs[k[i]])
+            if xi:
+                workers = tuple(int(N[i]) if q == g[i, k[i]] else 0 for q in range(pools.G))
+                ps = int(g[i, k[i]])
+            else:
+                workers, ps = tuple(int(x) for x in n[:, i, k[i]]), int(pg[i, k[i]])
+            out.append((float(per_n[i]), PoolColumn(j, h, h + int(d[i]) - 1, workers, ps)))
+    return out
+
+
+def _fill(N: np.ndarray, avail: np.ndarray, ww: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Workers per pool (cheapest pool first, at most ``avail[pool, start]``) for every worker count
+    ``N`` and start, and their cost (inf where fewer than ``N`` are available)."""
+    order = np.argsort(ww, axis=0, kind="stable")
+    n = np.zeros(ww.shape, dtype=np.int64)
+    left = np.broadcast_to(N[:, None], ww.shape[1:]).copy()
+    for rank in range(ww.shape[0]):
+        g = order[rank]
+        take = np.minimum(left, np.take_along_axis(avail[:, None, :], g[None], axis=0)[0])
+        np.put_along_axis(n, g[None], take[None], axis=0)
+        left = left - take
+    cost = np.where(n > 0, n * ww, 0.0).sum(axis=0)
+    return n, np.where(left > 0, math.inf, cost)
+
+
+class _PoolMaster:
+    """The restricted master LP over pool columns (:class:`~optsched.solvers.highs.ArrayModel`):
+    one convexity row per job (= 1), and per (type, pool, slot) one worker and one PS capacity row,
+    created when a column first uses it."""
+
+    def __init__(self, instance: Instance, pools: _Pools, seed: int):
+        from optsched.solvers.highs import ArrayModel
+
+        J = len(instance.jobs)
+        self.instance, self.pools = instance, pools
+        self.lp = ArrayModel(J, np.ones(J), np.ones(J), seed=seed)
+        self.row_w = -np.ones((instance.n_wtypes, pools.G, pools.T), dtype=np.int64)
+        self.row_p = -np.ones((instance.n_ptypes, pools.G, pools.T), dtype=np.int64)
+        self.columns: list[PoolColumn] = []
+
+    def add(self, cols: list[PoolColumn]) -> None:
+        starts, rows, vals, cost = [], [], [], []
+        for col in cols:
+            job = self.instance.jobs[col.job]
+            starts.append(len(rows))
+            cost.append(col.end - job.arrival)
+            rows.append(col.job)
+            vals.append(1.0)
+            ts = np.arange(col.start, col.end + 1)
+            for g, n in enumerate(col.n):
+                if n:
+                    rows.extend(self._rows(self.row_w, self.pools.cap_w, job.worker_type, g, ts))
+                    vals.extend([float(n)] * len(ts))
+            rows.extend(self._rows(self.row_p, self.pools.cap_p, job.ps_type, col.ps, ts))
+            vals.extend([1.0] * len(ts))
+        k = len(cols)
+        self.lp.add_columns(cost, np.zeros(k), np.full(k, np.inf), starts, rows, vals)
+        self.columns.extend(cols)
+
+    def _rows(self, ids: np.ndarray, cap: np.ndarray, typ: int, g: int, ts: np.ndarray) -> list[int]:
+        new = ts[ids[typ, g, ts] < 0]
+        if len(new):
+            ids[typ, g, new] = self.lp.n_rows + np.arange(len(new))
+            self.lp.add_rows(np.full(len(new), -np.inf), np.full(len(new), cap[typ, g]))
+        return ids[typ, g, ts].tolist()
+
+    def prices(self, row_dual: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(eta per job, worker prices [u, g, t], PS prices [v, g, t]) from HiGHS' row duals
+        (a binding <= row of a minimisation has a dual <= 0: the price is its negative)."""
+        J = len(self.instance.jobs)
+        return (row_dual[:J].copy(), self._price(self.row_w, row_dual), self._price(self.row_p, row_dual))
+
+    @staticmethod
+    def _price(ids: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
+        out = np.zeros(ids.shape)
+        has = ids >= 0
+        out[has] = np.maximum(0.0, -row_dual[ids[has]])
+        return out
+
+
+def pool_columns(instance: Instance, schedule: Schedule, pools: _Pools) -> list[PoolColumn]:
+    """The pool columns of a schedule of (2) (workers and PS summed per pool)."""
+    where = {s: g for g, servers in enumerate(pools.groups) for s in servers}
+    cols = []
+    for j, (run,) in enumerate(schedule.runs):
+        n = [0] * pools.G
+        for s, k in run.workers:
+            n[where[s]] += k
+        cols.append(PoolColumn(j, run.start, run.end, tuple(n), where[run.ps]))
+    return cols
+
+
+def lagrangian_value(instance: Instance, pools: _Pools, pi_w: np.ndarray, pi_p: np.ndarray,
+                     least: list[float]) -> float:
+    """``L(pi) = sum_j min_k (c_k + pi A_k) - pi b``: a lower bound on the pool relaxation, so on
+    (2), for any prices ``pi >= 0`` when ``least[j]`` is the exact minimum of job j's pricing."""
+    cap = ((pi_w * pools.cap_w[:, :, None]).sum() + (pi_p * pools.cap_p[:, :, None]).sum())
+    return float(sum(least) - cap)
+
+
+def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
+                 start: Schedule | None = None) -> Outcome:
+    """Lower bound on (2) by column generation over the pool relaxation (ours; the master is the
+    paper's packing program (4) with all jobs, flow-time costs and an equality per job, priced as
+    in (5a)/(9) over all starts).
+
+    Relaxation: the servers form two pools (edge, cloud); capacities (2g)/(2h) hold summed per pool
+    and slot; a job's column is a start, per-pool worker counts, a PS pool and the least length
+    (:class:`_Pools` states why every schedule of (2) maps to a column); starts are limited by the
+    valid per-job deadlines of digest §3.3 (:func:`~optsched.problems.edge_cloud.deadlines`). The
+    LP is solved by column generation with exact pricing (:func:`price_pool`) and Wentges dual
+    smoothing; every exact pricing round gives the Lagrangian bound
+    :func:`lagrangian_value`, valid whenever the loop stops (deadline, iteration cap). Flows are
+    integers, so the bound is rounded up (less the tolerance's slack). Status ``optimal`` when the
+    LP was solved to its optimum (no column prices out), else ``time_limit``.
+    """
+    info: dict[str, Any] = {}
+    if start is None:
+        start, _ = incumbent(instance, deadline)
+    ub = verify(instance, start)
+    pools = _Pools(instance, deadlines(instance, ub))
+    master = _PoolMaster(instance, pools, seed)
+    master.add(pool_columns(instance, start, pools))
+    best = trivial_bound(instance)
+    info.update(trivial=best, upper_bound=ub, horizon=pools.T)
+    best_pi = (np.zeros(master.row_w.shape), np.zeros(master.row_p.shape))
+    status, it = SolveStatus.TIME_LIMIT, 0
+    for it in range(COLGEN_ITERATIONS):
+        if deadline.expired():
+            break
+        rep = master.lp.solve(deadline=deadline)
+        if rep.row_dual is None or rep.status is not SolveStatus.OPTIMAL:
+            break
+        eta, pi_w, pi_p = master.prices(rep.row_dual)
+        new, value, prices, complete = _price_round(instance, pools, eta, pi_w, pi_p, best_pi,
+                                                    deadline)
+        if value is not None and value > best:
+            best, best_pi = value, prices
+        _remember(instance, master, rep.x)
+        if complete:     # no column prices out at the current duals: the LP is optimal
+            status, best = SolveStatus.OPTIMAL, max(best, rep.objective)
+            break
+        if not new:
+            break
+        master.add(new)
+    info.update(iterations=it, columns=len(master.columns), lagrangian=best)
+    return Outcome(None, status, _integral(best), info)
+
+
+#: The last pool LPs' mean start and end slot of every job (weighted by the LP solution), keyed by
+#: instance: read by the improvement (:func:`optsched.solvers.edge_cloud.exact.improve`) as list
+#: orders.
+LP_MEANS: dict[Instance, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _remember(instance: Instance, master: _PoolMaster, x: np.ndarray | None) -> None:
+    """Store the mean start and end of every job in the master's LP solution ``x``."""
+    if x is None:
+        return
+    start, end = np.zeros(len(instance.jobs)), np.zeros(len(instance.jobs))
+    for col, val in zip(master.columns, x):
+        start[col.job] += val * col.start
+        end[col.job] += val * col.end
+    while len(LP_MEANS) >= 4:
+        LP_MEANS.pop(next(iter(LP_MEANS)))
+    LP_MEANS[instance] = (start, end)
+
+
+def _price_round(instance: Instance, pools: _Pools, eta: np.ndarray, pi_w: np.ndarray,
+                 pi_p: np.ndarray, best_pi: tuple, deadline: Deadline):
+    """One pricing round, exact at the smoothed prices first and, when they give no column of
+    negative reduced cost at the *current* duals (a mispricing), at the current duals. Every exact
+    round gives a Lagrangian bound. Returns (new columns, the best Lagrangian value of the round or
+    None, the prices that gave it, whether the round at the current duals completed without a
+    column: then the master LP is optimal)."""
+    sw = SMOOTH * best_pi[0] + (1 - SMOOTH) * pi_w
+    sp = SMOOTH * best_pi[1] + (1 - SMOOTH) * pi_p
+    cur = (_prefix(pi_w), _prefix(pi_p))
+    value, prices = None, None
+    for qw, qp in ((sw, sp), (pi_w, pi_p)):
+        cw, cp = _prefix(qw), _prefix(qp)
+        new, least = [], []
+        for j in range(len(instance.jobs)):
+            if deadline.expired():
+                return [], value, prices, False
+            found = price_pool(instance, pools, j, cw, cp, keep=COLGEN_PER_JOB)
+            least.append(found[0][0])
+            new.extend(col for _, col in found
+                       if _column_price(instance, col, *cur) - eta[j] < -1e-6)
+        got = lagrangian_value(instance, pools, qw, qp, least)
+        if value is None or got > value:
+            value, prices = got, (qw, qp)
+        if new:
+            return new, value, prices, False
+    return [], value, prices, True
+
+
+def _column_price(instance: Instance, col: PoolColumn, cw: np.ndarray, cp: np.ndarray) -> float:
+    """``flow + prices x usage`` of one pool column under price prefix sums ``cw``, ``cp``."""
+    job = instance.jobs[col.job]
+    lo, hi = col.start, col.end + 1
+    work = sum(n * (cw[job.worker_type, g, hi] - cw[job.worker_type, g, lo])
+               for g, n in enumerate(col.n) if n)
+    return float(col.end - job.arrival + work + cp[job.ps_type, col.ps, hi] - cp[job.ps_type, col.ps, lo])
+
+
+def _integral(bound: float) -> float:
+    """Flows are integers: the least integer not below ``bound`` (minus the tolerance's slack)."""
+    return float(math.ceil(bound - slack(bound)))
