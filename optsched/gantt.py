@@ -1,7 +1,8 @@
 """Gantt charts of schedules: one row per device (GPU, server, port), one colour per job.
 
 Each family says what a device and a bar are in its problem module
-(``optsched.problems.<family>.bars(instance, schedule) -> list[Bar]``); this module only draws.
+(``optsched.problems.<family>.bars(instance, schedule) -> list[Bar]``, :class:`Bar` in
+:mod:`optsched.problems.bars`); this module only draws.
 ``optsched plot INSTANCE SCHEDULE -o gantt.png`` and ``optsched solve ... --plot FILE`` call
 :func:`plot_schedule`. matplotlib is imported only when a chart is drawn (Agg backend, no display).
 """
@@ -10,35 +11,17 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from optsched.errors import OptschedError
+from optsched.problems.bars import Bar
 
 #: At most this many jobs get a legend entry (beyond it the colours cycle and the legend would hide
 #: the chart).
 LEGEND_MAX_JOBS = 12
 #: Bars are labelled with their text only when there are at most this many.
 LABEL_MAX_BARS = 80
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One busy interval ``[start, end)`` of ``device`` on behalf of job ``job``.
-
-    ``label`` is a short text drawn inside the bar when it fits (e.g. ``"r0"`` for a task of round
-    0, ``"2W+1PS"`` for a run of workers and parameter servers). A bar with ``end <= start`` draws
-    nothing but still gives its device a row: families list idle devices this way (``job`` -1).
-    Bars of one device that overlap in time (jobs sharing a server or a port) are drawn in lanes
-    within the device's row.
-    """
-
-    device: str
-    start: float
-    end: float
-    job: int
-    label: str = ""
 
 
 def _natural_key(text: str) -> list:

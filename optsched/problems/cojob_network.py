@@ -34,8 +34,9 @@ from functools import cached_property
 import numpy as np
 
 from optsched.tolerance import NOISE, at_least, at_most, close, covers
-from optsched.problems.fields import (Reader, as_float, as_int, as_list, fail, infeasible,
-                                      readonly)
+from optsched.problems.bars import Bar
+from optsched.problems.fields import (Reader, as_float, as_int, as_list, check_types, fail,
+                                      infeasible, readonly, sequence)
 
 FAMILY = "cojob_network"
 FORMAT_VERSION = 1
@@ -164,7 +165,7 @@ class Instance:
         capacity = _value(self.capacity, "instance.capacity", positive=True)
         if not isinstance(self.name, str):
             fail("instance.name", f"must be a string, got {type(self.name).__name__}")
-        cojobs = _sequence(self.cojobs, "instance.cojobs", Cojob)
+        cojobs = sequence(self.cojobs, "instance.cojobs", item=Cojob, tuple_only=True)
         if not cojobs:
             fail("instance.cojobs", "must not be empty")
         if len(cojobs) > MAX_COJOBS:
@@ -278,17 +279,6 @@ def _tuples(value, depth: int = 1):
     return tuple(items)
 
 
-def _sequence(value, where: str, kind: type | None = None) -> tuple:
-    """``value`` must be a tuple (of ``kind``): the shape check of a field built in Python."""
-    if not isinstance(value, tuple):
-        fail(where, f"must be a list, got {type(value).__name__}")
-    if kind is not None:
-        for i, item in enumerate(value):
-            if not isinstance(item, kind):
-                fail(f"{where}[{i}]", f"must be a {kind.__name__}, got {type(item).__name__}")
-    return value
-
-
 _float = as_float
 
 
@@ -331,7 +321,7 @@ def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:
 
 def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
     _value(cojob.arrival, f"{where}.arrival", min=0.0)
-    iterations = _sequence(cojob.iterations, f"{where}.iterations")
+    iterations = sequence(cojob.iterations, f"{where}.iterations", tuple_only=True)
     if not iterations:
         fail(f"{where}.iterations", "must not be empty")
     if len(iterations) > MAX_STAGES:
@@ -342,7 +332,7 @@ def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
         if k and n <= iterations[k - 1]:
             fail(f"{where}.iterations[{k}]",
                  f"cumulative iterations must increase, got {n} after {iterations[k - 1]}")
-    jobs = _sequence(cojob.jobs, f"{where}.jobs", Job)
+    jobs = sequence(cojob.jobs, f"{where}.jobs", item=Job, tuple_only=True)
     if not jobs:
         fail(f"{where}.jobs", "must not be empty")
     for j, job in enumerate(jobs):
@@ -356,7 +346,7 @@ def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
 
 def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
     as_int(job.stages, f"{where}.stages", min=1, max=n_stages)
-    flows = _sequence(job.flows, f"{where}.flows")
+    flows = sequence(job.flows, f"{where}.flows", tuple_only=True)
     if not flows:
         fail(f"{where}.flows", "must not be empty")
     if len(flows) > MAX_FLOWS:
@@ -364,7 +354,7 @@ def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
     seen = set()
     for i, row in enumerate(flows):
         at = f"{where}.flows[{i}]"
-        row = _sequence(row, at)
+        row = sequence(row, at, tuple_only=True)
         if len(row) != 3:
             fail(at, f"must have 3 entries, got {len(row)}")
         s = as_int(row[0], f"{at}[0]", min=0, max=machines - 1)
@@ -429,24 +419,24 @@ class Schedule:
             value = getattr(self, key)
             if _tuples(value, depth) is not value:
                 object.__setattr__(self, key, _tuples(value, depth))
-        for g, jobs in enumerate(_sequence(self.starts, "schedule.starts")):
-            for j, row in enumerate(_sequence(jobs, f"schedule.starts[{g}]")):
-                for k, t in enumerate(_sequence(row, f"schedule.starts[{g}][{j}]")):
+        for g, jobs in enumerate(sequence(self.starts, "schedule.starts", tuple_only=True)):
+            for j, row in enumerate(sequence(jobs, f"schedule.starts[{g}]", tuple_only=True)):
+                for k, t in enumerate(sequence(row, f"schedule.starts[{g}][{j}]", tuple_only=True)):
                     _time(t, f"schedule.starts[{g}][{j}][{k}]")
         seen: set = set()
-        for i, a in enumerate(_sequence(self.order, "schedule.order")):
-            if len(_sequence(a, f"schedule.order[{i}]")) != 2:
+        for i, a in enumerate(sequence(self.order, "schedule.order", tuple_only=True)):
+            if len(sequence(a, f"schedule.order[{i}]", tuple_only=True)) != 2:
                 fail(f"schedule.order[{i}]", f"must have 2 entries, got {len(a)}")
             for q, v in enumerate(a):
                 as_int(v, f"schedule.order[{i}][{q}]", min=0)
             if a in seen:
                 fail(f"schedule.order[{i}]", f"duplicate stage {list(a)}")
             seen.add(a)
-        for n, seg in enumerate(_sequence(self.segments, "schedule.segments", Segment)):
+        for n, seg in enumerate(sequence(self.segments, "schedule.segments", item=Segment, tuple_only=True)):
             _time(seg.t0, f"schedule.segments[{n}][0]")
             _time(seg.t1, f"schedule.segments[{n}][1]")
             keys: set = set()
-            for q, x in enumerate(_sequence(seg.rates, f"schedule.segments[{n}][2]")):
+            for q, x in enumerate(sequence(seg.rates, f"schedule.segments[{n}][2]", tuple_only=True)):
                 at = f"schedule.segments[{n}][2][{q}]"
                 if type(x) is not tuple or len(x) != 5:
                     fail(at, f"must have 5 entries, got {x!r}")
@@ -565,7 +555,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
     InfeasibleSchedule
         Naming the violated equation, e.g. ``"(11) port 0 at [2, 3): load 1.5 > capacity 1"``.
     """
-    _check_types(instance, schedule)
+    check_types(instance, schedule, FAMILY, Instance, Schedule, qualified=False)
     _check_starts_shape(instance, schedule)
     _check_order(instance, schedule)
     tl = _timeline(instance, schedule)
@@ -583,7 +573,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
 
 def stage_completion_times(instance: Instance, schedule: Schedule) -> list[list[float]]:
     """``S_{g,k}`` of a schedule (no feasibility check beyond what integrating the rates needs)."""
-    _check_types(instance, schedule)
+    check_types(instance, schedule, FAMILY, Instance, Schedule, qualified=False)
     _check_starts_shape(instance, schedule)
     return completion_times(instance, schedule, _timeline(instance, schedule).finish)
 
@@ -609,15 +599,6 @@ def _coflow_done(instance: Instance, finish: dict, g: int, j: int, i: int) -> fl
             infeasible(f"(5) flow {f} of iteration {i} of job ({g},{j}) never sends")
         done.append(t)
     return max(done)
-
-
-def _check_types(instance, schedule) -> None:
-    """verify() takes this family's validated Instance and Schedule only (an object of another
-    family raised AttributeError)."""
-    if not isinstance(instance, Instance):
-        fail("instance", f"must be a {FAMILY} Instance, got {type(instance).__name__}")
-    if not isinstance(schedule, Schedule):
-        infeasible(f"schedule: must be a {FAMILY} Schedule, got {type(schedule).__name__}")
 
 
 def _check_order(instance: Instance, schedule: Schedule) -> None:
@@ -816,7 +797,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     lanes. No feasibility check."""
     from bisect import bisect_left
 
-    from optsched.gantt import Bar
 
     P = instance.machines
     names = [f"in {p}" for p in range(P)] + [f"out {p}" for p in range(P)]

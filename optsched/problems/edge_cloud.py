@@ -45,9 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.problems import fields
-from optsched.problems.fields import Reader, as_list, fail, infeasible, readonly
+from optsched.problems.bars import Bar
+from optsched.problems.fields import (Reader, as_list, check_types, fail, infeasible, readonly,
+                                      sequence)
 from optsched.tolerance import covers, slack, slots_needed
 
 FAMILY = "edge_cloud"
@@ -160,7 +161,7 @@ class Job:
         """This job with its values validated (InvalidInstance naming ``where.field``) and
         normalised (ints, floats, a tuple of delays), within the limits MAX_HORIZON, MAX_CHUNKS,
         MAX_WORK, MAX_VALUE / MIN_POSITIVE and MAX_DURATION."""
-        delay = _sequence(self.delay, f"{where}.delay", length=n_servers)
+        delay = sequence(self.delay, f"{where}.delay", length=n_servers, tuple_only=True)
         job = Job(
             arrival=as_int(self.arrival, f"{where}.arrival", min=1, max=MAX_HORIZON,
                            limit="MAX_HORIZON"),
@@ -222,8 +223,8 @@ class Instance:
         object.__setattr__(self, "workers", workers)
         object.__setattr__(self, "ps", _int_rows(self.ps, "instance.ps", rows=len(workers)))
         object.__setattr__(self, "cloud", _indices(self.cloud, "instance.cloud", len(workers)))
-        jobs = _sequence(self.jobs, "instance.jobs", nonempty=True, most=MAX_JOBS,
-                         limit="MAX_JOBS")
+        jobs = sequence(self.jobs, "instance.jobs", nonempty=True, most=MAX_JOBS,
+                         limit="MAX_JOBS", tuple_only=True)
         S, U, V = len(workers), len(workers[0]), len(self.ps[0])
         checked = []
         for j, job in enumerate(jobs):
@@ -296,31 +297,15 @@ def _tuples(value: Any, depth: int = 1) -> Any:
     return tuple(items)
 
 
-def _sequence(value: Any, where: str, *, length: int | None = None, nonempty: bool = False,
-              most: int | None = None, limit: str = "") -> tuple:
-    """``value`` must be a tuple (a list before normalisation) of ``length`` (or at most
-    ``most``, the limit ``limit``) entries: the shape check of a field built in Python, with
-    :func:`~optsched.problems.fields.as_list`'s messages."""
-    if not isinstance(value, tuple):
-        fail(where, f"must be a list, got {type(value).__name__}")
-    if length is not None and len(value) != length:
-        fail(where, f"must have {length} entries, got {len(value)}")
-    if nonempty and not value:
-        fail(where, "must not be empty")
-    if most is not None and len(value) > most:
-        fail(where, f"must have at most {most} entries ({limit}), got {len(value)}")
-    return value
-
-
 def _int_rows(value: Any, where: str, rows: int | None = None) -> tuple[tuple[int, ...], ...]:
     """A non-empty matrix of integers 0..MAX_CAPACITY with ``rows`` (<= MAX_SERVERS) rows of
     equal, non-zero length (<= MAX_TYPES), normalised to ints."""
-    data = _sequence(value, where, length=rows, nonempty=True, most=MAX_SERVERS,
-                     limit="MAX_SERVERS")
+    data = sequence(value, where, length=rows, nonempty=True, most=MAX_SERVERS,
+                     limit="MAX_SERVERS", tuple_only=True)
     out = []
     for s, row in enumerate(data):
-        _sequence(row, f"{where}[{s}]", nonempty=True, length=len(data[0]) if s else None,
-                  most=MAX_TYPES, limit="MAX_TYPES")
+        sequence(row, f"{where}[{s}]", nonempty=True, length=len(data[0]) if s else None,
+                  most=MAX_TYPES, limit="MAX_TYPES", tuple_only=True)
         out.append(tuple(as_int(v, f"{where}[{s}][{k}]", min=0, max=MAX_CAPACITY,
                                 limit="MAX_CAPACITY") for k, v in enumerate(row)))
     return tuple(out)
@@ -329,7 +314,7 @@ def _int_rows(value: Any, where: str, rows: int | None = None) -> tuple[tuple[in
 def _indices(value: Any, where: str, size: int) -> tuple[int, ...]:
     """Distinct integers in ``0..size-1`` (server indices), normalised to ints."""
     seen: set[int] = set()
-    for i, v in enumerate(_sequence(value, where, most=size, limit="one per server")):
+    for i, v in enumerate(sequence(value, where, most=size, limit="one per server", tuple_only=True)):
         k = as_int(v, f"{where}[{i}]", min=0, max=size - 1)
         if k in seen:
             fail(f"{where}[{i}]", f"duplicate server {k}")
@@ -386,9 +371,9 @@ class Run:
         and the run is feasible is :func:`verify`'s job, so it can name the equation at fault."""
         pairs = _tuples(self.workers, 2)
         workers, seen = [], set()
-        for i, pair in enumerate(_sequence(pairs, f"{where}.workers", nonempty=True,
-                                           most=MAX_SERVERS, limit="MAX_SERVERS")):
-            pair = _sequence(pair, f"{where}.workers[{i}]", length=2)
+        for i, pair in enumerate(sequence(pairs, f"{where}.workers", nonempty=True,
+                                           most=MAX_SERVERS, limit="MAX_SERVERS", tuple_only=True)):
+            pair = sequence(pair, f"{where}.workers[{i}]", length=2, tuple_only=True)
             s = as_int(pair[0], f"{where}.workers[{i}][0]", min=0, max=MAX_SERVERS - 1,
                        limit="MAX_SERVERS")
             if s in seen:
@@ -425,13 +410,13 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        jobs = _sequence(_tuples(self.runs, 2), "schedule.jobs", most=MAX_JOBS, limit="MAX_JOBS")
+        jobs = sequence(_tuples(self.runs, 2), "schedule.jobs", most=MAX_JOBS, limit="MAX_JOBS", tuple_only=True)
         if sum(len(r) if isinstance(r, tuple) else 0 for r in jobs) > MAX_RUNS:
             fail("schedule.jobs", f"must hold at most {MAX_RUNS} runs (MAX_RUNS)")
         runs = []
         for j, job_runs in enumerate(jobs):
             row = []
-            for k, run in enumerate(_sequence(job_runs, f"schedule.jobs[{j}]", nonempty=True)):
+            for k, run in enumerate(sequence(job_runs, f"schedule.jobs[{j}]", nonempty=True, tuple_only=True)):
                 if not isinstance(run, Run):
                     fail(f"schedule.jobs[{j}][{k}]", f"must be a Run, got {type(run).__name__}")
                 row.append(run.checked(f"schedule.jobs[{j}][{k}]"))
@@ -562,12 +547,7 @@ def _check_job_count(instance: Instance, schedule: Schedule) -> None:
     """verify's arguments must be this family's Instance and Schedule (a schedule of another
     family is InfeasibleSchedule, not an AttributeError); the schedule's values are re-checked
     (a frozen dataclass can still be patched), then the job count."""
-    if not isinstance(instance, Instance):
-        raise InvalidInstance(f"instance: must be an {FAMILY} Instance, got "
-                              f"{type(instance).__module__}.{type(instance).__name__}")
-    if not isinstance(schedule, Schedule):
-        raise InfeasibleSchedule(f"schedule: must be an {FAMILY} Schedule, got "
-                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
+    check_types(instance, schedule, FAMILY, Instance, Schedule)
     Schedule.__post_init__(schedule)
     if len(schedule.runs) != len(instance.jobs):
         infeasible(f"schedule: {len(schedule.runs)} jobs scheduled, instance has {len(instance.jobs)}")
@@ -623,7 +603,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     run and server it uses over slots ``start .. end``, drawn as ``[start - 1, end)`` so that a bar
     ends at the job's completion c_j; labelled with the job's workers and PS there (``2W+PS``).
     Jobs sharing a server are drawn in lanes. No feasibility check."""
-    from optsched.gantt import Bar
 
     def name(s: int) -> str:
         return f"{'cloud' if s in instance.cloud else 'edge'} {s}"

@@ -39,9 +39,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from optsched import tolerance
-from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.problems import fields
-from optsched.problems.fields import Reader, fail, infeasible, readonly
+from optsched.problems.bars import Bar
+from optsched.problems.fields import Reader, check_types, fail, infeasible, readonly, sequence
 
 
 def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
@@ -96,7 +96,7 @@ class NodeType:
         """This type with its values validated (messages name ``where``, e.g.
         ``instance.worker_types[1].demand[0]``) and normalised (tuples of floats)."""
         demand = tuple(as_float(v, f"{where}.demand[{k}]", min=0.0)
-                       for k, v in enumerate(_seq(self.demand, f"{where}.demand", length=n_res)))
+                       for k, v in enumerate(sequence(self.demand, f"{where}.demand", length=n_res)))
         return NodeType(demand, as_float(self.bandwidth, f"{where}.bandwidth", positive=True))
 
 
@@ -135,9 +135,9 @@ class Job:
             chunks=as_int(self.chunks, f"{where}.chunks", min=1, max=MAX_CHUNKS),
             batches=as_int(self.batches, f"{where}.batches", min=1, max=MAX_WORK),
             compute=tuple(as_float(v, f"{where}.compute[{k}]", positive=True) for k, v in
-                          enumerate(_seq(self.compute, f"{where}.compute", length=n_workers))),
+                          enumerate(sequence(self.compute, f"{where}.compute", length=n_workers))),
             update=tuple(as_float(v, f"{where}.update[{k}]", min=0.0) for k, v in
-                         enumerate(_seq(self.update, f"{where}.update", length=n_update))),
+                         enumerate(sequence(self.update, f"{where}.update", length=n_update))),
             grad_size=as_float(self.grad_size, f"{where}.grad_size", min=0.0),
         )
         if job.work > MAX_WORK:
@@ -178,31 +178,31 @@ class Instance:
             fail(f"{where}.architecture", f"must be a string, got {type(arch).__name__}")
         if arch not in ARCHITECTURES:
             fail(f"{where}.architecture", f"must be one of {', '.join(ARCHITECTURES)}, got {arch!r}")
-        resources = _seq(self.resources, f"{where}.resources", nonempty=True)
+        resources = sequence(self.resources, f"{where}.resources", nonempty=True)
         for k, name in enumerate(resources):
             if not isinstance(name, str):
                 fail(f"{where}.resources[{k}]", f"must be a string, got {name!r}")
         n_res = len(resources)
         if n_res > MAX_RESOURCES:
             fail(f"{where}.resources", f"at most {MAX_RESOURCES} (MAX_RESOURCES), got {n_res}")
-        servers = _seq(self.capacity, f"{where}.capacity", nonempty=True)
+        servers = sequence(self.capacity, f"{where}.capacity", nonempty=True)
         if len(servers) > MAX_SERVERS:
             fail(f"{where}.capacity", f"at most {MAX_SERVERS} servers (MAX_SERVERS), "
                                       f"got {len(servers)}")
         capacity = tuple(
             tuple(as_float(v, f"{where}.capacity[{i}][{k}]", min=0.0)
-                  for k, v in enumerate(_seq(row, f"{where}.capacity[{i}]", length=n_res)))
+                  for k, v in enumerate(sequence(row, f"{where}.capacity[{i}]", length=n_res)))
             for i, row in enumerate(servers))
         workers = _nodes(self.worker_types, f"{where}.worker_types", n_res, nonempty=True)
         ps = _nodes(self.ps_types, f"{where}.ps_types", n_res, nonempty=arch == "ps")
         if arch == "allreduce" and ps:
             fail(f"{where}.ps_types", "must be empty for architecture 'allreduce'")
         n_update = len(ps) if arch == "ps" else 1
-        if len(_seq(self.jobs, f"{where}.jobs")) > MAX_JOBS:
+        if len(sequence(self.jobs, f"{where}.jobs")) > MAX_JOBS:
             fail(f"{where}.jobs", f"at most {MAX_JOBS} jobs (MAX_JOBS), got {len(self.jobs)}")
         jobs = tuple(_item(job, Job, f"{where}.jobs[{i}]").checked(f"{where}.jobs[{i}]",
                                                                     len(workers), n_update)
-                     for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True)))
+                     for i, job in enumerate(sequence(self.jobs, f"{where}.jobs", nonempty=True)))
         _check_types(workers, "worker_types")
         values = dict(
             resources=tuple(resources), capacity=capacity, worker_types=workers, ps_types=ps,
@@ -363,19 +363,6 @@ class Instance:
                    comm_factor=data.get("comm_factor", 1.0), name=data.get("name", ""))
 
 
-def _seq(value: Any, where: str, *, length: int | None = None,
-         nonempty: bool = False) -> Sequence[Any]:
-    """``value`` as a sequence (a tuple, or a list from JSON), with the messages of
-    :func:`~optsched.problems.fields.as_list`."""
-    if not isinstance(value, (tuple, list)):
-        fail(where, f"must be a list, got {type(value).__name__}")
-    if length is not None and len(value) != length:
-        fail(where, f"must have {length} entries, got {len(value)}")
-    if nonempty and not value:
-        fail(where, "must not be empty")
-    return value
-
-
 def _item(value: Any, cls: type, where: str) -> Any:
     if not isinstance(value, cls):
         fail(where, f"must be a {cls.__name__}, got {type(value).__name__}")
@@ -383,10 +370,10 @@ def _item(value: Any, cls: type, where: str) -> Any:
 
 
 def _nodes(value: Any, where: str, n_res: int, nonempty: bool) -> tuple[NodeType, ...]:
-    if len(_seq(value, where)) > MAX_TYPES:
+    if len(sequence(value, where)) > MAX_TYPES:
         fail(where, f"at most {MAX_TYPES} types (MAX_TYPES), got {len(value)}")
     return tuple(_item(t, NodeType, f"{where}[{k}]").checked(f"{where}[{k}]", n_res)
-                 for k, t in enumerate(_seq(value, where, nonempty=nonempty)))
+                 for k, t in enumerate(sequence(value, where, nonempty=nonempty)))
 
 
 #: Per-instance memo tables (id(instance) -> table name -> dict), outside the frozen instances;
@@ -495,7 +482,7 @@ def _int(value: Any, where: str, *, min: int | None = None, max: int | None = No
 
 
 def _ints(value: Any, where: str) -> tuple[int, ...]:
-    seq = _seq(value, where)
+    seq = sequence(value, where)
     if len(seq) > MAX_SERVERS:
         fail(where, f"at most {MAX_SERVERS} servers (MAX_SERVERS), got {len(seq)}")
     if all(type(v) is int and 0 <= v <= MAX_CHUNKS for v in seq):  # the common case, fast
@@ -504,7 +491,7 @@ def _ints(value: Any, where: str) -> tuple[int, ...]:
 
 
 def _pairs(value: Any, where: str) -> Sequence[Sequence[Any]]:
-    for i, pair in enumerate(_seq(value, where)):
+    for i, pair in enumerate(sequence(value, where)):
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             fail(f"{where}[{i}]", "must be [first, last]")
     return value
@@ -520,10 +507,10 @@ class Schedule:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        if len(_seq(self.plans, "schedule.jobs")) > MAX_JOBS:
+        if len(sequence(self.plans, "schedule.jobs")) > MAX_JOBS:
             fail("schedule.jobs", f"at most {MAX_JOBS} jobs (MAX_JOBS), got {len(self.plans)}")
         plans = tuple(_item(p, Plan, f"schedule.jobs[{i}]").checked(f"schedule.jobs[{i}]")
-                      for i, p in enumerate(_seq(self.plans, "schedule.jobs")))
+                      for i, p in enumerate(sequence(self.plans, "schedule.jobs")))
         object.__setattr__(self, "plans", plans)  # normalisation of the frozen field
 
     def to_dict(self) -> dict:
@@ -560,7 +547,8 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         (re-checked here: a frozen dataclass can still be patched) is malformed, naming the field
         (``schedule.jobs[0].start: must be an integer, got 60.5``).
     """
-    _check_types_of(instance, schedule)
+    check_types(instance, schedule, FAMILY, Instance, Schedule)
+    Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched
     _check_count(instance, schedule)
     for j, plan in enumerate(schedule.plans):
         if plan.segments:
@@ -579,7 +567,8 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
     """The checker of preemptive baselines (Tiresias, AntMan): like :func:`verify`, but a job may
     run in several segments with one fixed placement; each resume after the first segment loses
     ``overhead`` slots of progress. Returns sum_j w_j c_j with c_j = end of the last segment + 1."""
-    _check_types_of(instance, schedule)
+    check_types(instance, schedule, FAMILY, Instance, Schedule)
+    Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched
     _check_count(instance, schedule)
     runs = []
     for j, plan in enumerate(schedule.plans):
@@ -604,20 +593,6 @@ def _version_not_bool(data: Any, what: str) -> None:
     """``format_version`` must be the integer FORMAT_VERSION (``True == 1`` in Python)."""
     if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
         fail(f"{what}.format_version", f"expected {FORMAT_VERSION}, got {data['format_version']!r}")
-
-
-def _check_types_of(instance: Any, schedule: Any) -> None:
-    """verify's arguments must be this family's Instance and Schedule; the schedule's values are
-    validated again (a frozen dataclass can still be patched: a plan's start set to nan, inf or
-    60.5 after construction gave objective nan, inf or a fractional one), like the other families.
-    """
-    if not isinstance(instance, Instance):
-        raise InvalidInstance(f"instance: must be an {FAMILY} Instance, got "
-                              f"{type(instance).__module__}.{type(instance).__name__}")
-    if not isinstance(schedule, Schedule):
-        raise InfeasibleSchedule(f"schedule: must be an {FAMILY} Schedule, got "
-                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
-    Schedule.__post_init__(schedule)
 
 
 def _check_count(instance: Instance, schedule: Schedule) -> None:
@@ -708,7 +683,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     slots ``start .. start + d - 1`` (drawn as ``[start, c_j)``; each segment of a preemptive plan
     is its own bar), labelled with the job's workers and PSs there (``2W+1PS``). Jobs sharing a
     server are drawn in lanes. No feasibility check."""
-    from optsched.gantt import Bar
 
     out = [Bar(f"server {h}", 0.0, 0.0, -1) for h in range(instance.n_servers)]
     for j, plan in enumerate(schedule.plans):

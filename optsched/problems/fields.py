@@ -130,6 +130,56 @@ def as_list(value: Any, where: str, *, length: int | None = None, nonempty: bool
     return value
 
 
+def sequence(value: Any, where: str, *, length: int | None = None, nonempty: bool = False,
+             most: int | None = None, limit: str = "", item: type | None = None,
+             tuple_only: bool = False, must_have: bool = True) -> Any:
+    """``value`` as a sequence (a tuple, or a list from JSON; a tuple only with ``tuple_only``: the
+    shape check of a field built in Python), with :func:`as_list`'s messages: ``length`` entries,
+    ``nonempty``, at most ``most`` (the limit named ``limit``; the message starts "must have at
+    most", or "at most" without ``must_have``), each an instance of ``item``. Returns ``value``.
+    """
+    if not isinstance(value, tuple if tuple_only else (tuple, list)):
+        fail(where, f"must be a list, got {type(value).__name__}")
+    if length is not None and len(value) != length:
+        fail(where, f"must have {length} entries, got {len(value)}")
+    if nonempty and not value:
+        fail(where, "must not be empty")
+    if most is not None and len(value) > most:
+        fail(where, f"{'must have ' if must_have else ''}at most {most} entries ({limit}), "
+                    f"got {len(value)}")
+    if item is not None:
+        for i, entry in enumerate(value):
+            if not isinstance(entry, item):
+                fail(f"{where}[{i}]", f"must be a {item.__name__}, got {type(entry).__name__}")
+    return value
+
+
+def check_types(instance: Any, schedule: Any, family: str, instance_type: type,
+                schedule_type: type, *, schedule_first: bool = False,
+                qualified: bool = True) -> None:
+    """verify's arguments must be ``family``'s Instance and Schedule: ``InvalidInstance``
+    ("instance: must be an edge_cloud Instance, got ...") or ``InfeasibleSchedule`` ("schedule:
+    ..."), an object of another family never an AttributeError. ``schedule_first``: which is
+    checked first; ``qualified``: the wrong type named with its module.
+    """
+    article = "an" if family[:1] in "aeiou" else "a"
+
+    def name(obj: Any) -> str:
+        cls = type(obj)
+        return f"{cls.__module__}.{cls.__name__}" if qualified else cls.__name__
+
+    def check_instance() -> None:
+        if not isinstance(instance, instance_type):
+            fail("instance", f"must be {article} {family} Instance, got {name(instance)}")
+
+    if not schedule_first:
+        check_instance()
+    if not isinstance(schedule, schedule_type):
+        infeasible(f"schedule: must be {article} {family} Schedule, got {name(schedule)}")
+    if schedule_first:
+        check_instance()
+
+
 def as_int(value: Any, where: str, *, min: int | None = None, max: int | None = None,
            limit: str = "") -> int:
     """An integer: bool is not one; numpy integers and integral floats are. ``limit`` (a
@@ -199,13 +249,6 @@ def short(value: int) -> str:
     return text if len(text) <= 24 else f"{text[:6]}...({len(text)} digits)"
 
 
-def check_index(value: int, size: int, where: str) -> int:
-    """Check ``0 <= value < size`` (an index into a list of ``size``)."""
-    if not 0 <= value < size:
-        fail(where, f"index {value} out of range 0..{size - 1}")
-    return value
-
-
 def infeasible(message: str) -> NoReturn:
     """Raise InfeasibleSchedule; ``message`` starts with the paper's equation, e.g. ``"(8) gpu 1: ..."``."""
     raise InfeasibleSchedule(message)
@@ -216,11 +259,3 @@ def readonly(rows, dtype=float) -> np.ndarray:
     arr = np.array(rows, dtype=dtype)
     arr.setflags(write=False)
     return arr
-
-
-class Validated:
-    """Mixin for frozen instance dataclasses: an instance built in Python is validated exactly as one
-    loaded from JSON (``from_dict(to_dict())`` raises InvalidInstance naming the field)."""
-
-    def __post_init__(self):
-        type(self).from_dict(self.to_dict())

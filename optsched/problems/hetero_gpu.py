@@ -34,7 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from optsched.problems.fields import Reader, as_float, as_int, fail, infeasible, readonly
+from optsched.problems.bars import Bar
+from optsched.problems.fields import (Reader, as_float, as_int, check_types, fail, infeasible,
+                                      readonly, sequence)
 from optsched.tolerance import at_least
 
 FAMILY = "hetero_gpu"
@@ -124,7 +126,7 @@ class Instance:
         field, e.g. ``instance.jobs[1].train_time: must have 2 entries, got 1``. Lists become tuples,
         numbers the field's type (int sizes, float times), so JSON-loaded and Python-built
         instances compare equal."""
-        gpus = _sequence(self.gpus, "instance.gpus")
+        gpus = tuple(sequence(self.gpus, "instance.gpus"))
         if not gpus:
             fail("instance.gpus", "must not be empty")
         if len(gpus) > MAX_GPUS:
@@ -132,7 +134,7 @@ class Instance:
         for m, g in enumerate(gpus):
             if not isinstance(g, str):
                 fail(f"instance.gpus[{m}]", f"must be a string (GPU type), got {g!r}")
-        jobs = _sequence(self.jobs, "instance.jobs")
+        jobs = tuple(sequence(self.jobs, "instance.jobs"))
         if not jobs:
             fail("instance.jobs", "must not be empty")
         if len(jobs) > MAX_JOBS:
@@ -207,13 +209,6 @@ def _check_version(data: Any, where: str) -> None:
         fail(where, f"must be an integer, got {data['format_version']!r}")
 
 
-def _sequence(value: Any, where: str) -> tuple:
-    """``value`` must be a tuple or list: the shape check of a field built in Python."""
-    if not isinstance(value, (tuple, list)):
-        fail(where, f"must be a list, got {type(value).__name__}")
-    return tuple(value)
-
-
 def _real(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
     """:func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE."""
     return as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE,
@@ -229,7 +224,7 @@ def _checked_job(job: Job, where: str, n_gpus: int) -> Job:
     """One job validated and normalised (messages as ``instance.jobs[3].weight: must be > 0, got -1``)."""
     rows = {}
     for key, positive in (("train_time", True), ("sync_time", False)):
-        row = _sequence(getattr(job, key), f"{where}.{key}")
+        row = tuple(sequence(getattr(job, key), f"{where}.{key}"))
         if len(row) != n_gpus:
             fail(f"{where}.{key}", f"must have {n_gpus} entries, got {len(row)}")
         rows[key] = tuple(_real(v, f"{where}.{key}[{m}]", positive=positive,
@@ -296,7 +291,7 @@ class Schedule:
         are rejected) of at most MAX_START in magnitude. Runs are normalised (int indices, float
         start). Whether the tasks exist and fit is :func:`verify`'s job, so it can name the
         equation at fault."""
-        runs = _sequence(self.runs, "schedule.tasks")
+        runs = tuple(sequence(self.runs, "schedule.tasks"))
         if len(runs) > MAX_TASKS:
             fail("schedule.tasks", f"at most {MAX_TASKS} tasks (MAX_TASKS), got {len(runs)}")
         object.__setattr__(self, "runs", tuple(_checked_run(t, f"schedule.tasks[{i}]")
@@ -387,10 +382,8 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         tolerance of (4)/(7)/(8) would exceed a compute time), naming the field
         (``schedule.tasks[3][4]: start must be finite, got nan``).
     """
-    if not isinstance(schedule, Schedule):
-        infeasible(f"schedule: must be a {FAMILY} Schedule, got {type(schedule).__name__}")
-    if not isinstance(instance, Instance):
-        fail("instance", f"must be a {FAMILY} Instance, got {type(instance).__name__}")
+    check_types(instance, schedule, FAMILY, Instance, Schedule, schedule_first=True,
+                qualified=False)
     Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched
     _check_resolution(instance, schedule)
     runs = _runs_by_task(instance, schedule)
@@ -522,7 +515,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     """Gantt bars for ``optsched plot``: one row per GPU, one bar per task over its compute interval
     ``[x, x + T^c)`` (the time it holds the GPU, (8)), labelled ``r<round>``; the synchronisation
     after it uses the network, not the GPU, and is not drawn. No feasibility check."""
-    from optsched.gantt import Bar
 
     names = [f"gpu {m} ({g})" if g else f"gpu {m}" for m, g in enumerate(instance.gpus)]
     out = [Bar(name, 0.0, 0.0, -1) for name in names]  # every GPU gets a row, idle or not

@@ -29,12 +29,12 @@ import math
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
-from typing import Any, Sequence
+from typing import Any
 
 
-from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.problems import fields
-from optsched.problems.fields import Reader, fail, infeasible
+from optsched.problems.bars import Bar
+from optsched.problems.fields import Reader, check_types, fail, infeasible, sequence
 from optsched.tolerance import REL, at_most
 
 FAMILY = "ring_contention"
@@ -107,19 +107,6 @@ class Job:
                    bp_time=as_float(self.bp_time, f"{where}.bp_time", min=0.0))
 
 
-def _seq(value: Any, where: str, *, nonempty: bool = False, most: int | None = None,
-         limit: str = "") -> Sequence[Any]:
-    """``value`` as a sequence (a tuple, or a list from JSON), with the messages of
-    :func:`~optsched.problems.fields.as_list`; at most ``most`` entries (the limit ``limit``)."""
-    if not isinstance(value, (tuple, list)):
-        fail(where, f"must be a list, got {type(value).__name__}")
-    if nonempty and not value:
-        fail(where, "must not be empty")
-    if most is not None and len(value) > most:
-        fail(where, f"at most {most} entries ({limit}), got {len(value)}")
-    return value
-
-
 @dataclass(frozen=True)
 class Instance:
     """A RAR-DDLS instance: server capacities ``O_s``, jobs, cluster constants and the horizon T.
@@ -149,13 +136,13 @@ class Instance:
         where = "instance"
         servers = tuple(as_int(v, f"{where}.servers[{i}]", min=1, max=MAX_SERVER_GPUS,
                                limit="MAX_SERVER_GPUS") for i, v in
-                        enumerate(_seq(self.servers, f"{where}.servers", nonempty=True,
-                                       most=MAX_SERVERS, limit="MAX_SERVERS")))
+                        enumerate(sequence(self.servers, f"{where}.servers", nonempty=True,
+                                       most=MAX_SERVERS, limit="MAX_SERVERS", must_have=False)))
         if sum(servers) > MAX_GPUS:
             fail(f"{where}.servers", f"N = {sum(servers)} GPUs > {MAX_GPUS} (MAX_GPUS)")
         jobs = []
-        for i, job in enumerate(_seq(self.jobs, f"{where}.jobs", nonempty=True, most=MAX_JOBS,
-                                     limit="MAX_JOBS")):
+        for i, job in enumerate(sequence(self.jobs, f"{where}.jobs", nonempty=True, most=MAX_JOBS,
+                                     limit="MAX_JOBS", must_have=False)):
             if not isinstance(job, Job):
                 fail(f"{where}.jobs[{i}]", f"must be a Job, got {type(job).__name__}")
             jobs.append(job.checked(f"{where}.jobs[{i}]"))
@@ -312,9 +299,9 @@ class Schedule:
         """Check the values and normalise them to tuples of ints (numpy integers become ints)."""
         starts = tuple(as_int(a, f"schedule.jobs[{j}].start", min=0, max=MAX_HORIZON - 1,
                               limit="MAX_HORIZON")
-                       for j, a in enumerate(_seq(self.starts, "schedule.starts", most=MAX_JOBS,
-                                                  limit="MAX_JOBS")))
-        rows = _seq(self.placements, "schedule.placements", most=MAX_JOBS, limit="MAX_JOBS")
+                       for j, a in enumerate(sequence(self.starts, "schedule.starts", most=MAX_JOBS,
+                                                  limit="MAX_JOBS", must_have=False)))
+        rows = sequence(self.placements, "schedule.placements", most=MAX_JOBS, limit="MAX_JOBS", must_have=False)
         if len(rows) != len(starts):
             fail("schedule.placements", f"must have one placement per start ({len(starts)}), "
                                         f"got {len(rows)}")
@@ -338,7 +325,7 @@ class Schedule:
 
 def _placement(value: Any, where: str) -> tuple[int, ...]:
     """One placement y_j: a list of at most MAX_SERVERS integers in [0, MAX_SERVER_GPUS]."""
-    seq = _seq(value, where, most=MAX_SERVERS, limit="MAX_SERVERS")
+    seq = sequence(value, where, most=MAX_SERVERS, limit="MAX_SERVERS", must_have=False)
     if all(type(y) is int and 0 <= y <= MAX_SERVER_GPUS for y in seq):  # the common case, fast
         return tuple(seq)
     return tuple(as_int(y, f"{where}[{s}]", min=0, max=MAX_SERVER_GPUS, limit="MAX_SERVER_GPUS")
@@ -354,7 +341,8 @@ def completion_times(instance: Instance, schedule: Schedule) -> list[int]:
     instead of slot by slot; within a step every job gains phi_j iterations per slot, and the step
     ends at the first slot in which some job's progress reaches F_j.
     """
-    _check_arguments(instance, schedule)
+    check_types(instance, schedule, FAMILY, Instance, Schedule, schedule_first=True)
+    Schedule.__post_init__(schedule)
     _check_shape(instance, schedule)
     jobs = instance.jobs
     remaining = [job.iterations for job in jobs]
@@ -409,18 +397,6 @@ def average_jct(instance: Instance, schedule: Schedule) -> float:
     """Average job completion time (1/|J|) sum_j T_j (release times are 0)."""
     times = completion_times(instance, schedule)
     return sum(times) / len(times)
-
-
-def _check_arguments(instance: Any, schedule: Any) -> None:
-    """verify's arguments must be this family's Instance and Schedule; the schedule's values are
-    validated again (a frozen dataclass can still be patched with ``object.__setattr__``)."""
-    if not isinstance(schedule, Schedule):
-        raise InfeasibleSchedule(f"schedule: must be a {FAMILY} Schedule, got "
-                                 f"{type(schedule).__module__}.{type(schedule).__name__}")
-    if not isinstance(instance, Instance):
-        raise InvalidInstance(f"instance: must be a {FAMILY} Instance, got "
-                              f"{type(instance).__module__}.{type(instance).__name__}")
-    Schedule.__post_init__(schedule)
 
 
 def _check_shape(instance: Instance, schedule: Schedule) -> None:
@@ -516,7 +492,6 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     says how many GPUs of each server a job holds, not which: they are numbered by interval
     partitioning in start order. T_j comes from :func:`completion_times` (so an infeasible schedule
     raises InfeasibleSchedule)."""
-    from optsched.gantt import Bar
 
     finish = completion_times(instance, schedule)
     out = [Bar(f"server {s} gpu {g}", 0.0, 0.0, -1)
