@@ -5,6 +5,9 @@ Methods
 exact        Hare_Sched (4)–(8) as a time-indexed MILP on the data's exact grid (big-M MILP when
              there is none), deadlines and MIP start from the best heuristic (digest §3.3).
 lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; digest §3.5).
+fluid_bound  interval-indexed fluid LP over GPU classes on ever finer grids (any-time; certify's
+             lower side, issue 19). certify's upper side is ``exact.improve`` (priority search
+             over Algorithm 1's list scheduling).
 rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
              ``HareParams.rl_max_tasks`` tasks; claimed guarantee α(2+α) (Theorem 4).
@@ -28,7 +31,7 @@ the functions that use them), so collecting the Family is cheap.
 
 from __future__ import annotations
 
-from optsched.family import CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import hetero_gpu as _problem
 from optsched.solvers.cpsat import cp_method
@@ -41,7 +44,7 @@ from optsched.solvers.hetero_gpu.baselines import (
     sched_homo,
     srtf,
 )
-from optsched.solvers.hetero_gpu.bounds import lower_bound, rl_bound
+from optsched.solvers.hetero_gpu.bounds import fluid_bound, lower_bound, rl_bound
 from optsched.solvers.hetero_gpu.cp import exact_cp
 from optsched.solvers.hetero_gpu import exact
 from optsched.workloads import hetero_gpu as _workloads
@@ -51,6 +54,8 @@ METHODS = (
                                                 "exact time grid, else big-M MILP; gap 0"),
     cp_method(exact_cp, "optional interval per task x GPU, NoOverlap per GPU, round barriers"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
+    Method("fluid_bound", "bound", fluid_bound,
+           description="interval-indexed fluid LP over GPU classes, finer grids (any-time)"),
     Method("rl_bound", "bound", rl_bound, description="Hare_Sched_RL (9) as in the paper, MILP bound"),
     Method("hare", "algorithm", hare, params=HareParams(), guarantee=theorem4_bound,
            description="Algorithm 1 on the paper's relaxation"),
@@ -91,6 +96,7 @@ SPEC = Family(
                         ylabel="total weighted completion time / Hare's"),
     # issue 14 item 5: twice the tiny size, still proven in seconds by the new exact model
     ratio_preset="small",
+    certify=CertifySpec(bound="fluid_bound", improve=exact.improve),
 )
 
 __all__ = ["METHODS", "SPEC"]

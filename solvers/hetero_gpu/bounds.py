@@ -4,6 +4,11 @@ solved as an exact MILP: its dual bound).
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+import numpy as np
+
 from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance
 from optsched.result import Outcome, SolveStatus
@@ -51,3 +56,165 @@ def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcom
         bound = trivial if rep.bound is None else max(rep.bound, trivial)
         return Outcome(None, SolveStatus.TIME_LIMIT, bound, info)
     return Outcome(None, rep.status, rep.bound, rep.info)
+
+
+#: Relative margin taken off an LP optimum before it is reported as a bound (HiGHS' feasibility
+#: tolerances may put a computed LP value a hair above the exact one).
+LP_MARGIN = 1e-7
+#: Interval counts of the successive grids of :func:`fluid_bound` (each LP solved is a bound).
+FLUID_GRIDS = (25, 50, 100, 200, 400, 800)
+#: A grid twice as fine takes about this many times as long (build + interior point, measured at
+#: the paper preset): a grid is not started unless that much of the last one's time is left.
+GRID_GROWTH = 3.0
+
+
+def gpu_classes(instance: Instance) -> list[list[int]]:
+    """GPUs grouped by identical compute column T^c_{., m} (the paper preset's four GPU types):
+    within a class the compute times of every job agree, so capacity can be pooled."""
+    groups: dict[tuple, list[int]] = {}
+    for m in range(instance.n_gpus):
+        groups.setdefault(tuple(instance.tc[:, m]), []).append(m)
+    return list(groups.values())
+
+
+def fluid_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
+                max_grids: int = len(FLUID_GRIDS)) -> Outcome:
+    """Interval-indexed fluid LP bound over GPU classes (:func:`fluid_lp`), on ever finer grids.
+
+    Any-time: every LP solved to optimality is a valid bound, the best one is returned; when the
+    deadline stops the loop (or the first LP), the completion bound ``sum_n w_n LBC_n`` (digest
+    §3.3) is the floor. Status ``optimal`` when every grid of :data:`FLUID_GRIDS` was solved,
+    else ``time_limit`` (``info["stopped"]`` says why).
+    """
+    from optsched.models import hetero_gpu as hm
+
+    inst = instance
+    best = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
+    info: dict[str, Any] = {"bound": "completion_lower_bounds", "grids": []}
+    horizon, last_s = _horizon(inst), 0.0
+    for intervals in FLUID_GRIDS[:max_grids]:
+        left = deadline.remaining()
+        if left is not None and left < GRID_GROWTH * last_s:
+            info["stopped"] = f"deadline: {left:.1f} s left for the {intervals}-interval grid"
+            break
+        began = time.perf_counter()
+        value = fluid_lp(inst, grid(horizon, intervals), deadline=deadline, seed=seed)
+        if value is None:
+            info["stopped"] = f"deadline: {intervals}-interval LP stopped by the time limit"
+            break
+        last_s = time.perf_counter() - began
+        info["grids"].append((intervals, value))
+        if value > best:
+            best, info["bound"] = value, f"fluid LP, {intervals} intervals"
+    status = SolveStatus.TIME_LIMIT if "stopped" in info else SolveStatus.OPTIMAL
+    return Outcome(None, status, best, info)
+
+
+def _horizon(inst: Instance) -> float:
+    """Makespan of Algorithm 1's list scheduling (earliest finish, x̂ = arrivals): where the grid
+    ends (any horizon gives a valid bound: the last interval is unbounded)."""
+    from optsched.solvers.hetero_gpu.algorithm import HareParams, list_schedule
+
+    xhat = {(n, r, k): inst.jobs[n].arrival + r for n, r, k in inst.tasks}
+    sched = list_schedule(inst, xhat, HareParams(gpu_choice="earliest_finish", tie="index"))
+    return max(t.start + inst.tc[t.job, t.gpu] + inst.ts[t.job, t.gpu] for t in sched.runs)
+
+
+def grid(horizon: float, intervals: int) -> np.ndarray:
+    """Breakpoints s_0 = 0 < ... < s_T: ``intervals`` equal steps up to ``horizon`` (a release
+    inside an interval is charged at a_n itself, so the grid need not hold the arrivals)."""
+    return np.linspace(0.0, horizon, intervals + 1)
+
+
+def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: int = 0
+             ) -> float | None:
+    """Optimum of the interval-indexed fluid relaxation on breakpoints ``points`` (None: not
+    solved in time).
+
+    Intervals I_t = [s_t, s_{t+1}) and a last, unbounded one [s_T, inf). Column v[n,g,t] >= 0 is
+    the compute work of job n done on GPU class g during I_t, in tasks. Rows, each valid for
+    every schedule of Hare_Sched (4)-(8) read as a fluid:
+
+    - work: sum_{g,t} v[n,g,t] = |R_n| K_n (every task computes once, (5));
+    - capacity: sum_n T^c_{n,g} v[n,g,t] <= |class g| |I_t| (non-overlap (8); not on I_T);
+    - parallelism: sum_g T^c_{n,g} v[n,g,t] <= K_n |I_t ∩ [a_n, inf)| (at most K_n tasks of a job
+      are alive at once, by the barrier (7); release (4));
+    - mean busy time: C_n >= sum_{g,t} v[n,g,t] s_t / (|R_n| K_n) + :func:`_mean_gap` (the mean
+      of the job's compute progress lies that far before C_n; left endpoints in the bound's
+      favour);
+    - alive time: K_n (C_n - a_n) >= sum_{g,t} v[n,g,t] (T^c_{n,g} + min_{m in g} T^s_{n,m})
+      (each task is alive for its compute and sync inside [a_n, C_n], (6));
+    - C_n >= LBC_n (digest §3.3).
+
+    Objective min sum_n w_n C_n (Hare_Sched's), so the optimum is <= OPT.
+    """
+    from optsched.models import hetero_gpu as hm
+    from optsched.solvers.highs import ArrayModel
+
+    classes = gpu_classes(inst)
+    size = np.array([len(c) for c in classes], dtype=float)
+    tc = np.array([[inst.tc[n, c[0]] for c in classes] for n in range(len(inst.jobs))])
+    ts = np.array([[inst.ts[n, c].min() for c in classes] for n in range(len(inst.jobs))])
+    lbc = hm.completion_lower_bounds(inst)
+    n_jobs, n_cls, n_int = len(inst.jobs), len(classes), len(points)  # the last one is unbounded
+    lengths = np.append(np.diff(points), np.inf)
+    # rows: work (n_jobs), mean (n_jobs), alive (n_jobs), capacity (n_cls x (n_int-1)),
+    # parallelism (n_jobs x (n_int-1)), numbered in that order
+    cap0, par0 = 3 * n_jobs, 3 * n_jobs + n_cls * (n_int - 1)
+    lo = np.concatenate([[j.rounds * j.tasks_per_round for j in inst.jobs],
+                         [-np.inf] * (2 * n_jobs + (n_cls + n_jobs) * (n_int - 1))])
+    hi = np.concatenate([[j.rounds * j.tasks_per_round for j in inst.jobs],
+                         [-_mean_gap(j) for j in inst.jobs],
+                         [-j.tasks_per_round * j.arrival for j in inst.jobs],
+                         np.repeat(size, n_int - 1) * np.tile(lengths[:-1], n_cls),
+                         np.zeros(n_jobs * (n_int - 1))])
+    for n, job in enumerate(inst.jobs):  # K_n |I_t ∩ [a_n, inf)|
+        open_len = np.clip(points[1:] - np.maximum(points[:-1], job.arrival), 0.0, None)
+        hi[par0 + n * (n_int - 1): par0 + (n + 1) * (n_int - 1)] = job.tasks_per_round * open_len
+    m = ArrayModel(len(lo), lo, hi, seed=seed)
+    _add_fluid_columns(m, inst, points, tc, ts, cap0, par0)
+    m.add_columns(cost=[j.weight for j in inst.jobs], lo=lbc, hi=[np.inf] * n_jobs,
+                  starts=np.arange(0, 2 * n_jobs, 2),
+                  rows=np.ravel([[n_jobs + n, 2 * n_jobs + n] for n in range(n_jobs)]),
+                  values=np.ravel([[-1.0, -j.tasks_per_round] for j in inst.jobs]))
+    m.h.setOptionValue("solver", "ipm")  # dual simplex stalls on this LP at paper scale
+    rep = m.solve(deadline=deadline)
+    if rep.status is not SolveStatus.OPTIMAL:
+        return None
+    return rep.objective - LP_MARGIN * abs(rep.objective)
+
+
+def _mean_gap(job) -> float:
+    """How far the mean of a job's compute progress lies before C_n, at least.
+
+    Round r of the job runs in a window [b_r, b_{r+1}] (barrier (7)); its 1/|R_n| of the
+    progress (compute work) has density <= 1 / (|R_n| min T^c) and ends by b_{r+1} - min T^s, so
+    its mean is <= b_{r+1} - min T^s - min T^c / 2; and b_{r+1} <= C_n - (|R_n| - 1 - r) rho with
+    rho = min_m (T^c + T^s) (each later round lasts >= rho). Averaged over the rounds:
+    C_n - mean >= min T^s + min T^c / 2 + (|R_n| - 1) rho / 2 (Goemans' mean-busy-time argument
+    applied per round).
+    """
+    rho = min(c + s for c, s in zip(job.train_time, job.sync_time))
+    return min(job.sync_time) + min(job.train_time) / 2 + (job.rounds - 1) * rho / 2
+
+
+def _add_fluid_columns(m, inst: Instance, points: np.ndarray, tc: np.ndarray, ts: np.ndarray,
+                       cap0: int, par0: int) -> None:
+    """The v[n,g,t] columns of :func:`fluid_lp` (only intervals ending after a_n), in CSC."""
+    n_jobs, n_cls, n_int = len(inst.jobs), tc.shape[1], len(points)
+    cost, starts, rows, values = [], [], [], []
+    for n, job in enumerate(inst.jobs):
+        tasks = job.rounds * job.tasks_per_round
+        first = max(0, int(np.searchsorted(points, job.arrival, side="right")) - 1)
+        for g in range(n_cls):
+            for t in range(first, n_int):
+                starts.append(len(rows))
+                cost.append(0.0)
+                rows += [n, n_jobs + n, 2 * n_jobs + n]
+                values += [1.0, max(points[t], job.arrival) / tasks, tc[n, g] + ts[n, g]]
+                if t < n_int - 1:
+                    rows += [cap0 + g * (n_int - 1) + t, par0 + n * (n_int - 1) + t]
+                    values += [tc[n, g], tc[n, g]]
+    k = len(cost)
+    m.add_columns(cost=cost, lo=np.zeros(k), hi=np.full(k, np.inf), starts=starts, rows=rows,
+                  values=values)

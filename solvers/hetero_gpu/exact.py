@@ -5,6 +5,7 @@ started from the best verified heuristic, with its size guard.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from optsched import tolerance
 from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance, Schedule, verify
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.hetero_gpu.algorithm import HareParams, hare, list_schedule, too_big
+from optsched.solvers.hetero_gpu.algorithm import HareParams, hare, list_schedule, reserve, too_big
 from optsched.solvers.hetero_gpu.baselines import SchedHomoParams, SrtfParams, sched_homo, srtf
 
 if TYPE_CHECKING:
@@ -155,6 +156,7 @@ def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline:
     from optsched.solvers.highs import SolveReport, report_outcome
 
     info["stopped"] = f"Hare_Sched not built: size guard: {guard}"
+    info["not_built"] = f"size guard: {guard}"
     if start is None:
         start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
         info["fallback"] = "hare (aggregate_lp)"
@@ -164,3 +166,89 @@ def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline:
                       {"solver": "highs", "termination": "not built"})
     bound = sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst)))
     return report_outcome(rep, lambda: None, lower_bound=float(bound), fallback=start, info=info)
+
+
+#: Offset scales lambda tried first by :func:`improve` (offset of job n: lambda |R_n| K_n min T^c / w_n).
+PRIORITY_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+#: Line-12 rules :func:`improve` list-schedules with (earliest finish, then Theorem 4's reading).
+IMPROVE_CHOICES = (HareParams(gpu_choice="earliest_finish", tie="index"),
+                   HareParams(gpu_choice="earliest_start", tie="fastest"))
+#: Jobs whose offsets one local-search move perturbs.
+MOVE_JOBS = 4
+
+
+def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Any-time improvement of the verified schedule ``start`` (issue 19, the upper side).
+
+    The decision searched is the one Algorithm 1 takes (paper Sec. 5.2, lines 4-18,
+    :func:`list_schedule`): the priority order of the tasks, here x̂_(n,r,k) = a_n + r rho_n + o_n
+    with a per-job offset o_n (rho_n = min_m (T^c + T^s)). It tries the weighted-work offsets
+    o_n = lambda |R_n| K_n min T^c / w_n (Smith's ratio, :data:`PRIORITY_SCALES`) under each rule
+    of :data:`IMPROVE_CHOICES`, re-runs the list scheduling from the best schedule's own starts
+    (:func:`_improve`), then perturbs the offsets of :data:`MOVE_JOBS` random jobs at a time and
+    keeps a move when the verified cost drops, until ``deadline``. Every candidate is verified;
+    the result is never worse than ``start`` (status ``time_limit`` when the deadline ended the
+    search, ``info`` counts the moves).
+    """
+    import numpy as np
+
+    inst = instance
+    best = Incumbent(inst, start, verify(inst, start))
+    rho = np.array([min(c + s for c, s in zip(j.train_time, j.sync_time)) for j in inst.jobs])
+    ratio = np.array([j.rounds * j.tasks_per_round * min(j.train_time) / j.weight
+                      for j in inst.jobs])
+    offsets, rule = ratio * 0.0, IMPROVE_CHOICES[0]
+    for lam in PRIORITY_SCALES:
+        for params in IMPROVE_CHOICES:
+            if best.try_offsets(lam * ratio, rho, params, deadline):
+                offsets, rule = lam * ratio, params
+    if best.fits(deadline):
+        by = reserve(deadline, 2 * best.eval_s)  # _improve checks before each pass, not during
+        schedule, cost, _ = _improve(inst, best.schedule, best.cost, "", by)
+        best.offer(schedule, cost, "list rescheduling")
+    rng = np.random.default_rng(seed)
+    while best.fits(deadline):
+        trial = offsets.copy()
+        jobs = rng.choice(len(trial), size=min(MOVE_JOBS, len(trial)), replace=False)
+        trial[jobs] *= rng.uniform(0.3, 3.0, size=len(jobs))
+        if best.try_offsets(trial, rho, rule, deadline):
+            offsets = trial
+    status = SolveStatus.TIME_LIMIT if deadline.expired() else SolveStatus.FEASIBLE
+    return Outcome(best.schedule, status, None,
+                   {"start_cost": best.start_cost, "evaluations": best.evaluations,
+                    "improvements": best.improvements, "last_move": best.by})
+
+
+class Incumbent:
+    """The best verified schedule of :func:`improve` and the cost of evaluating one."""
+
+    def __init__(self, inst: Instance, schedule: Schedule, cost: float):
+        self.inst, self.schedule, self.cost, self.start_cost = inst, schedule, cost, cost
+        self.evaluations, self.improvements, self.by = 0, 0, "start"
+        self.eval_s = 0.0
+
+    def fits(self, deadline: Deadline) -> bool:
+        """True when one more evaluation (twice the slowest so far) fits the time left."""
+        left = deadline.remaining()
+        return left is None or left > 2 * self.eval_s
+
+    def offer(self, schedule: Schedule, cost: float, by: str) -> bool:
+        """Keep ``schedule`` (verified, of ``cost``) when it is strictly better."""
+        if cost < self.cost and not tolerance.close(cost, self.cost):
+            self.schedule, self.cost, self.by = schedule, cost, by
+            self.improvements += 1
+            return True
+        return False
+
+    def try_offsets(self, offsets, rho, params: HareParams, deadline: Deadline) -> bool:
+        """List-schedule with x̂ = a_n + r rho_n + o_n under ``params``; True when it improved."""
+        if not self.fits(deadline):
+            return False
+        began = time.perf_counter()
+        inst = self.inst
+        xhat = {(n, r, k): inst.jobs[n].arrival + r * rho[n] + offsets[n] for n, r, k in inst.tasks}
+        schedule = list_schedule(inst, xhat, params)
+        cost = verify(inst, schedule)
+        self.evaluations += 1
+        self.eval_s = max(self.eval_s, time.perf_counter() - began)
+        return self.offer(schedule, cost, f"priority offsets ({params.gpu_choice})")

@@ -1,0 +1,122 @@
+"""hetero_gpu certify (issue 19): the fluid LP bound never exceeds the proven optimum, the
+improvement never worsens its start, both respect their deadline, and certify proves / bounds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from optsched import certify, generate, solve
+from optsched.deadline import Deadline
+from optsched.problems.hetero_gpu import verify
+from optsched.result import SolveStatus
+from optsched.solvers.hetero_gpu.bounds import FLUID_GRIDS, fluid_bound
+from optsched.solvers.hetero_gpu.exact import improve
+from optsched.tolerance import at_most
+from tests.models.test_hetero_gpu_metamorphic import tiny_instances
+from tests.solvers.test_hetero_gpu_robust import instances
+
+FAMILY = "hetero_gpu"
+#: Bound-validity checks run (tiny/small presets and both hypothesis strategies); counted at the end.
+CHECKED = {"count": 0}
+
+
+def bound_below_optimum(inst) -> None:
+    """fluid_bound (every grid) <= the optimum ``exact`` proves (skipped when it does not prove)."""
+    opt = solve(inst, "exact", time_limit=60)
+    if opt.status is not SolveStatus.OPTIMAL:
+        return
+    out = fluid_bound(inst, deadline=Deadline.after(60))
+    assert len(out.info["grids"]) == len(FLUID_GRIDS)
+    for intervals, value in out.info["grids"]:
+        assert at_most(value, opt.objective), (intervals, value, opt.objective)
+    assert at_most(out.lower_bound, opt.objective)
+    CHECKED["count"] += 1
+
+
+@pytest.mark.parametrize("preset,seed", [("tiny", s) for s in range(15)] +
+                         [pytest.param("small", s, marks=pytest.mark.slow) for s in range(3)])
+def test_fluid_bound_below_optimum_on_presets(preset, seed):
+    bound_below_optimum(generate(FAMILY, preset, seed))
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(inst=instances())
+def test_fluid_bound_below_optimum_off_distribution(inst):
+    bound_below_optimum(inst)
+
+
+@pytest.mark.slow
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(inst=tiny_instances())
+def test_fluid_bound_below_optimum_metamorphic_strategy(inst):
+    bound_below_optimum(inst)
+
+
+@pytest.mark.slow
+def test_enough_bound_checks():
+    """Runs after the three tests above (file order, with the slow ones): >= 50 instances proved
+    and compared."""
+    assert CHECKED["count"] >= 50, CHECKED
+
+
+def test_fluid_bound_valid_when_stopped_early():
+    """A deadline that stops the loop still gives a valid bound (the completion bound at least)."""
+    inst = generate(FAMILY, "small", 1)
+    opt = solve(inst, "exact", time_limit=60).objective
+    out = fluid_bound(inst, deadline=Deadline.after(0.001))
+    assert out.status is SolveStatus.TIME_LIMIT and "stopped" in out.info
+    assert out.lower_bound > 0 and at_most(out.lower_bound, opt)
+    capped = fluid_bound(inst, deadline=Deadline.after(60), max_grids=1)
+    assert at_most(capped.lower_bound, opt)
+
+
+def test_fluid_bound_beats_the_completion_bound_at_paper_scale():
+    """At paper scale the first (coarsest) grid already lifts the bound above sum_n w_n LBC_n."""
+    inst = generate(FAMILY, "paper", 0)
+    out = fluid_bound(inst, deadline=Deadline.after(60), max_grids=1)
+    assert out.info["bound"].startswith("fluid LP"), out.info
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_improve_never_worse_verified_and_on_time(seed):
+    inst = generate(FAMILY, "small", seed)
+    start = solve(inst, "hare").schedule
+    limit = 1.0
+    began = time.process_time()
+    out = improve(inst, start, deadline=Deadline.after(limit), seed=seed)
+    assert time.process_time() - began < limit + 1.0
+    assert verify(inst, out.schedule) <= verify(inst, start)
+
+
+def test_improve_on_time_at_paper_scale():
+    inst = generate(FAMILY, "paper", 1)
+    start = solve(inst, "hare_eft").schedule
+    began = time.process_time()
+    out = improve(inst, start, deadline=Deadline.after(4.0))
+    assert time.process_time() - began < 4.0 + 2.0  # one list schedule (~0.5 s) of margin, x4
+    assert verify(inst, out.schedule) <= verify(inst, start)
+
+
+def test_certify_proves_a_tiny_optimum():
+    res = certify(generate(FAMILY, "tiny", 0), time_limit=30)
+    assert res.status is SolveStatus.OPTIMAL and res.info["gap"] == 0.0
+
+
+@pytest.mark.slow
+def test_certify_at_paper_scale_beats_the_old_gap():
+    """Old best ALG/LB on paper seed 0: 1.228 (hare_eft against lower_bound)."""
+    inst = generate(FAMILY, "paper", 0)
+    res = certify(inst, time_limit=60)
+    assert verify(inst, res.schedule) == pytest.approx(res.objective)
+    assert res.info["gap"] < 0.228
+
+
+def test_exact_says_why_it_is_not_built():
+    res = solve(generate(FAMILY, "paper", 0), "exact", time_limit=2)
+    assert "size guard" in res.info["not_built"]
