@@ -27,6 +27,7 @@ with the simulator: it integrates the rates and checks (5)–(11) itself.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -162,7 +163,7 @@ class Instance:
         if _tuples(self.cojobs) is not self.cojobs:
             object.__setattr__(self, "cojobs", _tuples(self.cojobs))
         machines = as_int(self.machines, "instance.machines", min=1, max=MAX_MACHINES)
-        capacity = _value(self.capacity, "instance.capacity", positive=True)
+        capacity = real(self.capacity, "instance.capacity", positive=True)
         if not isinstance(self.name, str):
             fail("instance.name", f"must be a string, got {type(self.name).__name__}")
         cojobs = sequence(self.cojobs, "instance.cojobs", item=Cojob, tuple_only=True)
@@ -209,7 +210,7 @@ class Instance:
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("machines", "cojobs"), ("capacity", "name"))
         _precount(r.data["cojobs"])
         machines = r.int("machines")
-        capacity = _float(r.data["capacity"], "instance.capacity") if r.has("capacity") else 1.0
+        capacity = as_float(r.data["capacity"], "instance.capacity") if r.has("capacity") else 1.0
         cojobs = tuple(_read_cojob(cr) for cr in r.objects(
             "cojobs", ("arrival", "iterations", "jobs"), ("model",), nonempty=False))
         return cls(machines, cojobs, capacity, r.str("name") if r.has("name") else "")
@@ -251,7 +252,7 @@ def stage_load(instance: Instance, g: int, k: int, jobs=None) -> np.ndarray:
 def _read_cojob(r: Reader) -> Cojob:
     jobs = tuple(_read_job(jr) for jr in r.objects("jobs", ("stages", "flows"), ("compute",),
                                                   nonempty=False))
-    return Cojob(_float(r.data["arrival"], r.path("arrival")), r.ints("iterations"), jobs,
+    return Cojob(as_float(r.data["arrival"], r.path("arrival")), r.ints("iterations"), jobs,
                  r.str("model") if r.has("model") else "")
 
 
@@ -261,8 +262,8 @@ def _read_job(r: Reader) -> Job:
         where = f"{r.path('flows')}[{i}]"
         row = as_list(row, where, length=3)
         flows.append((as_int(row[0], f"{where}[0]"), as_int(row[1], f"{where}[1]"),
-                      _float(row[2], f"{where}[2]")))
-    compute = _float(r.data["compute"], r.path("compute")) if r.has("compute") else 0.0
+                      as_float(row[2], f"{where}[2]")))
+    compute = as_float(r.data["compute"], r.path("compute")) if r.has("compute") else 0.0
     return Job(r.int("stages"), tuple(flows), compute)
 
 
@@ -279,12 +280,8 @@ def _tuples(value, depth: int = 1):
     return tuple(items)
 
 
-_float = as_float
-
-
-def _value(value, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """A finite number (not bool) within ``MAX_VALUE``."""
-    return as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE)
+#: :func:`~optsched.problems.fields.as_float` within MAX_VALUE (a field built in Python).
+real = functools.partial(as_float, max_value=MAX_VALUE)
 
 
 def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:
@@ -320,7 +317,7 @@ def _check_totals(cojobs: tuple, machines: int, capacity: float) -> None:
 
 
 def _validate_cojob(cojob: Cojob, where: str, machines: int) -> None:
-    _value(cojob.arrival, f"{where}.arrival", min=0.0)
+    real(cojob.arrival, f"{where}.arrival", min=0.0)
     iterations = sequence(cojob.iterations, f"{where}.iterations", tuple_only=True)
     if not iterations:
         fail(f"{where}.iterations", "must not be empty")
@@ -359,11 +356,11 @@ def _validate_job(job: Job, where: str, machines: int, n_stages: int) -> None:
             fail(at, f"must have 3 entries, got {len(row)}")
         s = as_int(row[0], f"{at}[0]", min=0, max=machines - 1)
         d = as_int(row[1], f"{at}[1]", min=0, max=machines - 1)
-        _value(row[2], f"{at}[2]", positive=True)
+        real(row[2], f"{at}[2]", positive=True)
         if (s, d) in seen:
             fail(at, f"duplicate flow {s}->{d}")
         seen.add((s, d))
-    _value(job.compute, f"{where}.compute", min=0.0)
+    real(job.compute, f"{where}.compute", min=0.0)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -445,7 +442,7 @@ class Schedule:
                         as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
                 rate = x[4]
                 if type(rate) is not float or not math.isfinite(rate):
-                    _float(rate, f"{at}[4]")
+                    as_float(rate, f"{at}[4]")
                 if x[:4] in keys:
                     fail(at, f"duplicate flow {list(x[:4])} in one segment")
                 keys.add(x[:4])
@@ -466,7 +463,7 @@ class Schedule:
         order = tuple(_read_pair(a, f"schedule.order[{i}]")
                       for i, a in enumerate(r.list("order") if r.has("order") else []))
         starts = tuple(
-            tuple(tuple(_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
+            tuple(tuple(as_float(t, f"schedule.starts[{g}][{j}][{k}]", min=0.0)
                         for k, t in enumerate(as_list(st, f"schedule.starts[{g}][{j}]")))
                   for j, st in enumerate(as_list(js, f"schedule.starts[{g}]")))
             for g, js in enumerate(r.list("starts")))
@@ -479,7 +476,7 @@ class Schedule:
 def _time(value, where: str) -> None:
     """A finite number >= 0 (int or float, not bool)."""
     if type(value) is not float or not 0 <= value < math.inf:
-        _float(value, where, min=0.0)
+        as_float(value, where, min=0.0)
 
 
 def _read_pair(row, where: str) -> tuple[int, int]:
@@ -489,13 +486,13 @@ def _read_pair(row, where: str) -> tuple[int, int]:
 
 def _read_segment(row, where: str) -> Segment:
     row = as_list(row, where, length=3)
-    t0 = _float(row[0], f"{where}[0]", min=0.0)
-    t1 = _float(row[1], f"{where}[1]", min=0.0)
+    t0 = as_float(row[0], f"{where}[0]", min=0.0)
+    t1 = as_float(row[1], f"{where}[1]", min=0.0)
     rates = []
     for q, x in enumerate(as_list(row[2], f"{where}[2]")):
         x = as_list(x, f"{where}[2][{q}]", length=5)
         g, j, i, f = (as_int(v, f"{where}[2][{q}][{n}]", min=0) for n, v in enumerate(x[:4]))
-        rates.append((g, j, i, f, _float(x[4], f"{where}[2][{q}][4]")))
+        rates.append((g, j, i, f, as_float(x[4], f"{where}[2][{q}][4]")))
     return Segment(t0, t1, tuple(rates))
 
 

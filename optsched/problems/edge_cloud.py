@@ -37,6 +37,7 @@ shared by the exact model and the solvers.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -76,16 +77,8 @@ MAX_RUNS = 1_000_000        #: runs in one schedule (preemptive schedules have s
 as_int = fields.as_int
 
 
-def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """:func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
-
-    >>> as_float(1e308, "instance.jobs[0].compute", positive=True)
-    Traceback (most recent call last):
-    ...
-    optsched.errors.InvalidInstance: instance.jobs[0].compute: must be <= 1e+09 (MAX_VALUE), got 1e+308
-    """
-    return fields.as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE,
-                           min_positive=MIN_POSITIVE)
+#: :func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
+as_float = functools.partial(fields.as_float, max_value=MAX_VALUE, min_positive=MIN_POSITIVE)
 
 JOB_FIELDS = ("arrival", "worker_type", "ps_type", "epochs", "chunks", "minibatches",
               "compute", "update", "grad_mb", "bandwidth", "delay")

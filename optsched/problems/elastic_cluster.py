@@ -30,6 +30,7 @@ which define the price base lambda = 2 T H R F + 1 of eq. (11).
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from dataclasses import dataclass
@@ -42,18 +43,6 @@ from optsched import tolerance
 from optsched.problems import fields
 from optsched.problems.bars import Bar
 from optsched.problems.fields import Reader, check_types, fail, infeasible, readonly, sequence
-
-
-def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """:func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
-
-    >>> as_float(1e300, "instance.jobs[0].weight")
-    Traceback (most recent call last):
-    ...
-    optsched.errors.InvalidInstance: instance.jobs[0].weight: must be <= 1e+09 (MAX_VALUE), got 1e+300
-    """
-    return fields.as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE,
-                           min_positive=MIN_POSITIVE)
 
 
 as_int = fields.as_int
@@ -77,6 +66,9 @@ MIN_POSITIVE = 1e-9         #: every nonzero real number is >= this (ratios stay
 MAX_DURATION = 10**6        #: W_j x (slowest per-mini-batch time, one worker): no run is longer
 MAX_CONFIG_SCAN = 5_000_000  #: sum_j (worker types x PS types x 2 x D_j), the configuration scan
 MAX_SLOT = 10**12           #: a schedule's starts, durations and segment slots
+
+#: :func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
+as_float = functools.partial(fields.as_float, max_value=MAX_VALUE, min_positive=MIN_POSITIVE)
 
 JOB_FIELDS = ("arrival", "weight", "epochs", "chunks", "batches", "compute", "update", "grad_size")
 TYPE_FIELDS = ("demand", "bandwidth")

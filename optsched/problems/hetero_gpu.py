@@ -26,6 +26,7 @@ enumerate billions of tasks, overflow to ``inf`` or lose the time resolution of 
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -209,10 +210,8 @@ def _check_version(data: Any, where: str) -> None:
         fail(where, f"must be an integer, got {data['format_version']!r}")
 
 
-def _real(value: Any, where: str, *, min: float | None = None, positive: bool = False) -> float:
-    """:func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE."""
-    return as_float(value, where, min=min, positive=positive, max_value=MAX_VALUE,
-                    min_positive=MIN_POSITIVE)
+#: :func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
+real = functools.partial(as_float, max_value=MAX_VALUE, min_positive=MIN_POSITIVE)
 
 
 def _count(value: Any, where: str, limit: int, name: str) -> int:
@@ -227,12 +226,12 @@ def _checked_job(job: Job, where: str, n_gpus: int) -> Job:
         row = tuple(sequence(getattr(job, key), f"{where}.{key}"))
         if len(row) != n_gpus:
             fail(f"{where}.{key}", f"must have {n_gpus} entries, got {len(row)}")
-        rows[key] = tuple(_real(v, f"{where}.{key}[{m}]", positive=positive,
+        rows[key] = tuple(real(v, f"{where}.{key}[{m}]", positive=positive,
                                 min=None if positive else 0.0) for m, v in enumerate(row))
     if not isinstance(job.model, str):
         fail(f"{where}.model", f"must be a string, got {type(job.model).__name__}")
-    return Job(arrival=_real(job.arrival, f"{where}.arrival", min=0.0),
-               weight=_real(job.weight, f"{where}.weight", positive=True),
+    return Job(arrival=real(job.arrival, f"{where}.arrival", min=0.0),
+               weight=real(job.weight, f"{where}.weight", positive=True),
                rounds=_count(job.rounds, f"{where}.rounds", MAX_TASKS, "MAX_TASKS"),
                tasks_per_round=_count(job.tasks_per_round, f"{where}.tasks_per_round", MAX_TASKS,
                                       "MAX_TASKS"),

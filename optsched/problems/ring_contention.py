@@ -25,6 +25,7 @@ Overhead is ``xi2 * n_j`` as in (8), also for single-server jobs (digest E4).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import cached_property
@@ -59,18 +60,9 @@ MAX_SPEED = 10**6            #: phi_j at the job's fastest placement (so tau_j >
 #:                              keeps slot_speed's tolerance scan and the MILP's coefficients small
 
 
-def as_float(value: Any, where: str, *, min: float | None = None, positive: bool = False,
-             divisor: bool = False) -> float:
-    """:func:`~optsched.problems.fields.as_float` within MAX_VALUE, and at least MIN_POSITIVE for a
-    ``divisor`` (b^e, b^i, C).
-
-    >>> as_float(1e300, "instance.bw_inter")
-    Traceback (most recent call last):
-    ...
-    optsched.errors.InvalidInstance: instance.bw_inter: must be <= 1e+09 (MAX_VALUE), got 1e+300
-    """
-    return fields.as_float(value, where, min=min, positive=positive or divisor,
-                           max_value=MAX_VALUE, min_positive=MIN_POSITIVE if divisor else None)
+#: :func:`~optsched.problems.fields.as_float` within MAX_VALUE (the divisors b^e, b^i, C pass
+#: ``min_positive=MIN_POSITIVE``).
+as_float = functools.partial(fields.as_float, max_value=MAX_VALUE)
 
 
 as_int = fields.as_int
@@ -148,10 +140,12 @@ class Instance:
             jobs.append(job.checked(f"{where}.jobs[{i}]"))
         values: dict[str, Any] = dict(
             servers=servers, jobs=tuple(jobs),
-            bw_inter=as_float(self.bw_inter, f"{where}.bw_inter", positive=True, divisor=True),
-            bw_intra=as_float(self.bw_intra, f"{where}.bw_intra", positive=True, divisor=True),
+            bw_inter=as_float(self.bw_inter, f"{where}.bw_inter", positive=True,
+                              min_positive=MIN_POSITIVE),
+            bw_intra=as_float(self.bw_intra, f"{where}.bw_intra", positive=True,
+                              min_positive=MIN_POSITIVE),
             reduce_speed=as_float(self.reduce_speed, f"{where}.reduce_speed", positive=True,
-                                  divisor=True),
+                                  min_positive=MIN_POSITIVE),
             alpha=as_float(self.alpha, f"{where}.alpha", min=0.0),
             xi1=as_float(self.xi1, f"{where}.xi1", positive=True),
             xi2=as_float(self.xi2, f"{where}.xi2", min=0.0))
