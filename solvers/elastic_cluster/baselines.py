@@ -42,7 +42,12 @@ from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify_preemptive
 from optsched.result import Outcome, SolveStatus
 from optsched.simulate.capacity import CapacityProfile
-from optsched.solvers.elastic_cluster.placement import _count_fit, _room, infeasible_outcome
+from optsched.solvers.elastic_cluster.placement import (
+    _count_fit,
+    _ps_counts,
+    _room,
+    infeasible_outcome,
+)
 
 PREEMPT_OVERHEAD = 0.1
 ANTMAN_QUEUE = 5
@@ -170,7 +175,7 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
         return None
     if not inst.is_ps:
         return tuple(int(v) for v in y), (0,) * H, 0
-    s = np.array([inst.ps_needed(m, p, n - int(v)) for v in y], dtype=float)
+    s = np.maximum(1.0, _ps_counts(inst, m, p, n)[y])  # Instance.ps_needed(m, p, n - y_h)
     ok = (y[:, None] * e[None, :] + s[:, None] * z[None, :] <= room).all(axis=1)
     if not ok.any():
         return None

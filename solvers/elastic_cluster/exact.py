@@ -137,9 +137,9 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         return _no_model(best, cap, late=late, size_cap=cap, horizon=horizon,
                          warm_start_cost=upper, **size)
     if late:
-        return _no_model(best, f"deadline: the model ({size['binaries']} binaries, "
-                               f"{size['terms']} terms, horizon {horizon}) cannot be built and "
-                               f"handed to HiGHS in the {left:.3g} s left (estimate "
+        return _no_model(best, f"deadline: the model cannot be built and handed to HiGHS in "
+                               f"the {left:.3g} s left ({size['binaries']} binaries, "
+                               f"{size['terms']} terms, horizon {horizon}, estimate "
                                f"{build + handoff:.3g} s)", horizon=horizon, warm_start_cost=upper,
                          **size)
     clock = time.perf_counter()
@@ -312,4 +312,71 @@ def _no_model(best: Schedule | None, why: str, late: bool = True, **info: Any) -
     ``feasible`` (``unknown`` without a schedule; :func:`optsched.solvers.highs.not_built_status`)."""
     from optsched.solvers.highs import not_built_status
 
-    return Outcome(best, not_built_status(best is not None, late), None, {"stopped": why, **info})
+    info = {"stopped": why, "not_built": short_reason(why), **info}
+    return Outcome(best, not_built_status(best is not None, late), None, info)
+
+
+def short_reason(why: str, width: int = 80) -> str:
+    """The first clause of ``why`` (up to its first " (" or ";"), at most ``width`` characters:
+    ``info["not_built"]``, the one-line reason ``solve --method exact`` prints (issue 19 item 3).
+
+    >>> short_reason("size: 9 placements to scan (at most 2, 0.1 s each)")
+    'size: 9 placements to scan'
+    """
+    head = why.split(" (")[0].split(";")[0].strip()
+    return head if len(head) <= width else head[:width - 3] + "..."
+
+
+#: Jobs removed per ruin-and-recreate move of :func:`improve` (cycled).
+RUIN_SIZES = (2, 3, 4, 6)
+
+
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Any-time improvement of the verified schedule ``start`` (certify's upper side, issue 19).
+
+    First every job of ``start`` is re-inserted alone at its earliest completion over every
+    non-dominated configuration of (2f) / (2g) (:meth:`~.search.Search.sweep`), then an
+    earliest-finish list schedule is built from scratch (:func:`~.search.list_schedule`, jobs by
+    a_j + d_j^min) and the better of the two goes on to ruin and recreate
+    (:class:`~.search.Search`): a few jobs running at a random slot are removed and re-inserted
+    at their earliest completion, the change kept when sum_j w_j c_j drops. Ours, not the
+    paper's; it reuses the baselines' :class:`~.baselines.Timeline` and :func:`~.baselines.place`.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    start
+        A schedule :func:`verify` accepts (non-preemptive).
+    deadline
+        Checked per inserted job and per move; a move takes a fraction of a second at paper
+        scale.
+    seed
+        Seeds the moves.
+
+    Returns
+    -------
+    Outcome
+        Status ``feasible``; the schedule is never worse than ``start`` and every schedule kept
+        was verified; ``info`` gives the start's and the list schedule's costs and the moves
+        tried and kept.
+    """
+    from optsched.solvers.elastic_cluster import search
+
+    best, value = list(start.plans), verify(inst, start)
+    info: dict[str, Any] = {"start_cost": value}
+    if deadline.expired():
+        return Outcome(start, SolveStatus.FEASIBLE, None, {**info, "stopped": "deadline"})
+    state = search.Search(inst, best, seed)
+    state.sweep(deadline)
+    seeded = search.list_schedule(inst, search.orders(inst)[-1], deadline)
+    found = None if seeded is None else search.checked(inst, seeded)
+    info.update({"sweep_cost": state.value, "list_cost": found})
+    if found is not None and found < state.value:
+        state = search.Search(inst, seeded, seed)
+    while not deadline.expired():
+        state.step(RUIN_SIZES[state.tries % len(RUIN_SIZES)], deadline)
+    if state.value < value:
+        best, value = state.plans, state.value
+    info.update({"moves": state.tries, "kept": state.kept, "cost": value})
+    return Outcome(Schedule(tuple(best)), SolveStatus.FEASIBLE, None, info)
