@@ -26,7 +26,7 @@ GPUs of its list (A11); kappa runs over the distinct G values (A12, exactly equi
 
 from __future__ import annotations
 
-from optsched.family import CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import ring_contention as _problem
 from optsched.solvers.cpsat import cp_method
@@ -86,4 +86,6 @@ SPEC = Family(
                         ylabel='makespan / SJF-BCO makespan'),
     # issue 14 item 5: twice the tiny size, still proven in seconds by the new exact model
     ratio_preset="small",
+    # issue 19: the closed-form bounds (M3 only when small), LPT local search as the upper side
+    certify=CertifySpec(bound="lower_bound", improve=exact.improve),
 )

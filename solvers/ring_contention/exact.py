@@ -207,7 +207,7 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     skipped = Refusal(late="deadline expired") if deadline.expired() else _too_big(size, deadline)
     if skipped is not None:
         return Outcome(incumbent, skipped.status(incumbent is not None), float(lb),
-                       {**info, "skipped": str(skipped)})
+                       {**info, "skipped": str(skipped), "not_built": str(skipped)})
     from optsched.solvers.highs import report_outcome, solve_model
 
     at_bound, lb = _at_bound(inst, lb, deadline.within(deadline.limit(AT_BOUND_SHARE)), seed, info)
@@ -265,3 +265,69 @@ def _not_worse(inst: Instance, out: Outcome, incumbent: Schedule | None, ub: int
         return out
     status = SolveStatus.TIME_LIMIT if out.status is SolveStatus.TIME_LIMIT else SolveStatus.FEASIBLE
     return Outcome(incumbent, status, out.lower_bound, {**out.info, "incumbent": "heuristic"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Upper side of certify (issue 19)
+# ----------------------------------------------------------------------------------------------
+
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Any-time improvement of the verified schedule ``start`` (certify's upper side).
+
+    Local search over the decision the family's list scheduler takes — the job order, and per
+    job whether a ring may be split when no server has room — from longest-first (LPT) orders
+    and from ``start``'s own start order (:mod:`.search`). Two evaluators share the time: the
+    serial scheme with backfilling over one-server rings (:class:`~.search.ServerProfiles`,
+    no contention (6), fixed durations; only when every job fits on one server), then the
+    family's event-driven pass (:func:`~.algorithm.run_pass`, exact (6)–(9), split rings
+    allowed). Every makespan is the one verify recomputes; the schedule returned is ``start``
+    unless a strictly shorter one was found.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    start
+        A schedule verify accepts.
+    deadline
+        Checked before every evaluation (one evaluation takes 10-100 ms at paper scale).
+    seed
+        Seeds the moves (``numpy.random.default_rng``).
+
+    Returns
+    -------
+    Outcome
+        ``feasible`` with the best schedule, or ``time_limit`` when the deadline had expired
+        before any search; ``info``: evaluations and makespan per evaluator.
+    """
+    import numpy as np
+
+    from optsched.solvers.ring_contention import search as rs
+
+    best_value, best = max(completion_times(inst, start)), start
+    rng = np.random.default_rng(seed)
+    orders = rs.longest_first_orders(inst)
+    orders.append(sorted(range(len(inst.jobs)), key=lambda j: (start.starts[j], j)))
+    phases = [(name, ev, flags) for name, ev, flags in (
+        ("one_server", rs.profile_evaluator(inst), [False]),
+        ("pass", rs.pass_evaluator(inst), [False, True])) if ev is not None]
+    info: dict[str, Any] = {"start": best_value}
+    if deadline.expired():
+        return Outcome(start, SolveStatus.TIME_LIMIT, info=info)
+    from optsched.models.ring_contention import simple_lower_bound
+
+    target = max(simple_lower_bound(inst).values())
+    for k, (name, evaluate, flags) in enumerate(phases):
+        if best_value <= target:
+            break
+        phase = deadline.within(deadline.limit(1.0 / (len(phases) - k)))
+        found = rs.starts_of(evaluate, orders, flags, inst.horizon)
+        if not found or deadline.expired():
+            continue
+        cand, evaluations = rs.climb(evaluate, min(found, key=lambda c: c.makespan), phase, rng,
+                                     target)
+        info[name] = {"makespan": cand.makespan, "evaluations": evaluations}
+        if cand.makespan < best_value:
+            best_value, best = cand.makespan, cand.schedule
+    info["makespan"] = best_value
+    return Outcome(best, SolveStatus.FEASIBLE, info=info)
