@@ -67,7 +67,7 @@ def cmd_methods(args) -> None:
     if args.json:
         print(json.dumps([m.to_dict() for m in entries], indent=1))
         return
-    rows = [("method", "kind", "claimed guarantee", "description")]
+    rows: list[tuple[str, ...]] = [("method", "kind", "claimed guarantee", "description")]
     rows += [(m.name, m.kind + (" (relaxed)" if m.relaxed else ""), m.guarantee_text() or "-",
               m.description) for m in entries]
     print(_table(rows, width=None if args.wide else TABLE_WIDTH))
