@@ -197,7 +197,7 @@ def late(size: dict[str, int], deadline: Deadline) -> str | None:
 
 
 def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
-                  phi0: Sequence[float] | None = None) -> Schedule:
+                  phi0: Sequence[float] | None = None, backfill: bool = False) -> Schedule:
     """Algorithm 1, lines 1–18, given x̂ (digest §4.1).
 
     Parameters
@@ -208,6 +208,10 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
         ``gpu_choice`` and ``tie``: the rule of line 12 (:class:`HareParams`).
     phi0
         Initial GPU availability φ_m (line 2; zeros in the paper).
+    backfill
+        Not in the paper (issue 19's improvement): a task may also start in an idle gap left
+        earlier on a GPU (:class:`Gaps`) when it fits there and finishes earliest there
+        (earliest finish over gaps and φ_m); False is line 12-13 as the rule says.
 
     Sort key (H, a, n, r, k); a precedence-guarded ready queue replaces the literal loop so that a
     round is never placed before its predecessor (identical to the literal loop whenever π is
@@ -226,13 +230,17 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
     round_end = [0.0] * len(inst.jobs)
     left = [j.tasks_per_round for j in inst.jobs]
     runs = []
+    gaps = Gaps(float(tc.min())) if backfill else None
     while ready:
         _, _, n, r, k = heapq.heappop(ready)  # line 5, in π order
         t = barrier[n]
         g = _choose_gpu(phi, tc[n], t, params.gpu_choice, params.tie)  # line 12
         start = max(t, phi[g])  # line 13
-        phi[g] = start + tc[n, g]  # line 16: sync does not block the GPU
-        round_end[n] = max(round_end[n], phi[g] + ts[n, g])
+        if gaps is not None:
+            start, g = gaps.place(phi, tc[n], t, start, g)
+        else:
+            phi[g] = start + tc[n, g]  # line 16: sync does not block the GPU
+        round_end[n] = max(round_end[n], start + tc[n, g] + ts[n, g])
         runs.append(TaskRun(n, r, k, g, float(start)))
         left[n] -= 1
         if left[n] == 0 and r + 1 < inst.jobs[n].rounds:  # round r complete: release round r+1
@@ -241,6 +249,52 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
             for kk in range(left[n]):
                 heapq.heappush(ready, key(n, r + 1, kk))
     return Schedule(tuple(runs))
+
+
+class Gaps:
+    """Idle gaps [lo, hi) left on the GPUs by :func:`list_schedule` with ``backfill``, as numpy
+    arrays (one vectorised scan per task). Gaps shorter than the instance's shortest compute time
+    are not kept (nothing fits); a used gap is split into what is left on either side.
+    """
+
+    def __init__(self, shortest: float):
+        self.shortest = shortest
+        self.lo, self.hi = np.zeros(64), np.full(64, -np.inf)
+        self.gpu = np.zeros(64, dtype=np.int64)
+        self.size = 0
+
+    def place(self, phi: np.ndarray, tc_row: np.ndarray, ready: float, start: float,
+              g: int) -> tuple[float, int]:
+        """Where the task goes: the earliest finish over the gaps it fits in and the line-12
+        choice ``(start, g)``; updates φ and the gaps."""
+        lo, hi, gpu = self.lo[:self.size], self.hi[:self.size], self.gpu[:self.size]
+        x = np.maximum(lo, ready)
+        end = x + tc_row[gpu]
+        end[end > hi] = np.inf
+        i = int(np.argmin(end)) if self.size else -1
+        if i < 0 or not end[i] < start + tc_row[g]:
+            self._add(g, float(phi[g]), start)
+            phi[g] = start + tc_row[g]
+            return start, g
+        m, a, b, xi = int(gpu[i]), float(lo[i]), float(hi[i]), float(x[i])
+        self.hi[i] = -np.inf  # used: split into [a, x) and [x + T^c, b)
+        self._add(m, a, xi)
+        self._add(m, xi + float(tc_row[m]), b)
+        return xi, m
+
+    def _add(self, m: int, lo: float, hi: float) -> None:
+        if hi - lo < self.shortest:
+            return
+        if self.size == len(self.lo):
+            keep = self.hi[:self.size] > -np.inf  # compact, then grow
+            n = int(keep.sum())
+            cap = max(64, 2 * n + 2)
+            self.lo = np.concatenate([self.lo[:self.size][keep], np.zeros(cap - n)])
+            self.hi = np.concatenate([self.hi[:self.size][keep], np.full(cap - n, -np.inf)])
+            self.gpu = np.concatenate([self.gpu[:self.size][keep], np.zeros(cap - n, np.int64)])
+            self.size = n
+        self.lo[self.size], self.hi[self.size], self.gpu[self.size] = lo, hi, m
+        self.size += 1
 
 
 def _choose_gpu(phi: np.ndarray, tc_row: np.ndarray, ready: float, choice: str, tie: str) -> int:

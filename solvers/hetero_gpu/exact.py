@@ -169,7 +169,7 @@ def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline:
 
 
 #: Offset scales lambda tried first by :func:`improve` (offset of job n: lambda |R_n| K_n min T^c / w_n).
-PRIORITY_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+PRIORITY_SCALES = (1.0, 2.0, 0.5, 4.0, 0.25)
 #: Line-12 rules :func:`improve` list-schedules with (earliest finish, then Theorem 4's reading).
 IMPROVE_CHOICES = (HareParams(gpu_choice="earliest_finish", tie="index"),
                    HareParams(gpu_choice="earliest_start", tie="fastest"))
@@ -181,7 +181,8 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     """Any-time improvement of the verified schedule ``start`` (issue 19, the upper side).
 
     The decision searched is the one Algorithm 1 takes (paper Sec. 5.2, lines 4-18,
-    :func:`list_schedule`): the priority order of the tasks, here x̂_(n,r,k) = a_n + r rho_n + o_n
+    :func:`list_schedule`, here with ``backfill``: a task may take an idle gap left earlier on a
+    GPU): the priority order of the tasks, here x̂_(n,r,k) = a_n + r rho_n + o_n
     with a per-job offset o_n (rho_n = min_m (T^c + T^s)). It tries the weighted-work offsets
     o_n = lambda |R_n| K_n min T^c / w_n (Smith's ratio, :data:`PRIORITY_SCALES`) under each rule
     of :data:`IMPROVE_CHOICES`, re-runs the list scheduling from the best schedule's own starts
@@ -241,13 +242,14 @@ class Incumbent:
         return False
 
     def try_offsets(self, offsets, rho, params: HareParams, deadline: Deadline) -> bool:
-        """List-schedule with x̂ = a_n + r rho_n + o_n under ``params``; True when it improved."""
+        """List-schedule with x̂ = a_n + r rho_n + o_n under ``params``, filling idle gaps
+        (``backfill``); True when it improved."""
         if not self.fits(deadline):
             return False
         began = time.perf_counter()
         inst = self.inst
         xhat = {(n, r, k): inst.jobs[n].arrival + r * rho[n] + offsets[n] for n, r, k in inst.tasks}
-        schedule = list_schedule(inst, xhat, params)
+        schedule = list_schedule(inst, xhat, params, backfill=True)
         cost = verify(inst, schedule)
         self.evaluations += 1
         self.eval_s = max(self.eval_s, time.perf_counter() - began)
