@@ -176,8 +176,6 @@ def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
         objective = float(check(instance, outcome.schedule))
         info["verify_s"] = time.perf_counter() - started  # the checker's time, not the method's
         model_obj = outcome.model_objective
-        if model_obj is None:  # TRANSITION: exact functions that still report it in info
-            model_obj = info.get("model_objective")
         if model_obj is not None:
             info["model_objective"] = model_obj
             info["model_objective_agrees"] = tolerance.close(model_obj, objective)
