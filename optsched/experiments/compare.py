@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 from optsched.errors import InfeasibleSchedule
-from optsched.experiments.ratios import _exc_text, _progress, versions
-from optsched.experiments.table import _align
+from optsched.experiments.ratios import exc_text, progress_bar, versions
+from optsched.experiments.table import align
 
 COMPARE_FIELDS = ("family", "preset", "seed", "method", "kind", "status", "objective", "relative",
                   "lower_bound", "alg_lb", "alg_ub", "runtime_s", "error")
@@ -73,7 +73,7 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     rows = []
     runs = entries + ([bound] if bound is not None else [])
-    bar = _progress(progress, total=len(seed_list) * len(runs), initial=0)
+    bar = progress_bar(progress, total=len(seed_list) * len(runs), initial=0)
     try:
         for seed in seed_list:
             inst = spec.generate(preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2
@@ -156,7 +156,7 @@ def _row_of(call, family, preset, seed, method, kind):
                    runtime_s=time.perf_counter() - start)
         return row, None
     except Exception as exc:  # noqa: BLE001 - reported in the table, never swallowed
-        row.update(status="error", error=_exc_text(exc), runtime_s=time.perf_counter() - start)
+        row.update(status="error", error=exc_text(exc), runtime_s=time.perf_counter() - start)
         return row, None
     objective = None if math.isinf(result.objective) else result.objective
     lb = result.lower_bound
@@ -211,7 +211,7 @@ def format_compare(rows: list[dict], reference: str) -> str:
               f(s["alg_ub_mean"], ".3f"), f(s["alg_lb_mean"], ".3f"), f(s["alg_lb_max"], ".3f"),
               f(s["runtime_median_s"], ".2f"), str(s["failures"]))
              for s in summary]
-    text = _align(header, lines, right_from=2)
+    text = align(header, lines, right_from=2)
     if rows:
         r0 = rows[0]
         n = len({r["seed"] for r in rows})

@@ -46,11 +46,10 @@ from optsched.experiments.store import ResultStore, row_key
 from optsched.experiments.table import (NOT_COMPARABLE, format_table, summarize,  # noqa: F401
                                         write_summary_csv)
 from optsched.registry import families, get_family
+from optsched.tolerance import REL, at_most, close
 
 #: Default time limit (s) per exact solve, and per bound/algorithm call.
 DEFAULT_TIME_LIMIT = 30.0
-#: Relative tolerance of the invariant checks.
-TOL = 1e-6
 #: ``--exact`` choices: the exact methods each runs, in order.
 REFERENCES = {"milp": ("exact",), "cp": ("exact_cp",), "portfolio": ("exact", "exact_cp")}
 #: Name of the row that holds the joint answer of several exact engines.
@@ -170,7 +169,7 @@ def run_instance(task: dict) -> list[dict]:
     try:
         inst = generate(family, preset, seed)
     except Exception as exc:  # noqa: BLE001
-        return [_error_row(base, name, None, f"generate: {_exc_text(exc)}")
+        return [_error_row(base, name, None, f"generate: {exc_text(exc)}")
                 for name in task["methods"]]
 
     refs = task.get("reference", ["exact"])
@@ -184,7 +183,7 @@ def run_instance(task: dict) -> list[dict]:
         try:
             entry = get_family(family).method(name)
         except Exception as exc:  # noqa: BLE001
-            rows.append(_error_row(base, name, None, _exc_text(exc)))
+            rows.append(_error_row(base, name, None, exc_text(exc)))
             continue
         rows.append(_run_method(inst, entry, base, opt, task["time_limit"]))
     return rows
@@ -203,8 +202,6 @@ def _reference_rows(inst, family: str, refs: list[str], todo: list[str], base: d
 
 def portfolio_row(base: dict, rows: list[dict]) -> dict:
     """The joint answer of several exact engines' rows (see the module docstring)."""
-    from optsched.tolerance import at_most, close
-
     proven = {r["method"]: r["opt"] for r in rows if r.get("opt") is not None}
     found = [r["objective"] for r in rows if r.get("objective") is not None
              and (r.get("checks") or {}).get("verified")]
@@ -218,7 +215,7 @@ def portfolio_row(base: dict, rows: list[dict]) -> dict:
         opt, by = best, ["incumbent meets bound"]
     checks = {**dict.fromkeys(CHECKS), "verified": True if found else None, "model_agrees": agree}
     if best is not None and bound is not None:
-        checks["lb_le_opt"] = _le(bound, best)
+        checks["lb_le_opt"] = at_most(bound, best)
     times = [r["runtime_s"] for r in rows if r.get("runtime_s") is not None]
     row = {**base, "method": PORTFOLIO, "kind": "exact",
            "params": {"engines": [r["method"] for r in rows], "proven_by": by if opt is not None else []},
@@ -253,7 +250,7 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
                    checks={**dict.fromkeys(CHECKS), "verified": False})
         return _ordered(row)
     except Exception as exc:  # noqa: BLE001
-        return _error_row(base, entry.name, entry.kind, _exc_text(exc),
+        return _error_row(base, entry.name, entry.kind, exc_text(exc),
                           runtime=time.perf_counter() - start, opt=opt)
 
     objective = None if math.isinf(result.objective) else result.objective
@@ -266,7 +263,7 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
         agrees = result.info.get("model_objective_agrees")
         checks["model_agrees"] = agrees
         if lb is not None and objective is not None:
-            checks["lb_le_opt"] = _le(lb, objective)
+            checks["lb_le_opt"] = at_most(lb, objective)
         proven = result.status.value == "optimal" and objective is not None and agrees is not False
         opt = objective if proven else None
         ratio = None
@@ -274,29 +271,25 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
         ratio = None
         if opt is not None:
             if lb is not None:
-                checks["lb_le_opt"] = _le(lb, opt)
+                checks["lb_le_opt"] = at_most(lb, opt)
             if entry.kind == "bound":
                 ratio = _ratio(lb, opt)
             elif objective is not None:
-                checks["opt_le_alg"] = _le(opt, objective)
+                checks["opt_le_alg"] = at_most(opt, objective)
                 ratio = _ratio(objective, opt)
         if ratio is not None and result.guarantee is not None and entry.kind != "bound":
-            checks["within_guarantee"] = ratio <= result.guarantee * (1 + TOL) + TOL
+            checks["within_guarantee"] = ratio <= result.guarantee * (1 + REL) + REL
     row.update(status=result.status.value, objective=objective, lower_bound=lb,
                runtime_s=result.runtime_s, guarantee=_finite(result.guarantee), opt=opt,
                ratio=ratio, checks=checks, error=None)
     return _ordered(row)
 
 
-def _le(a: float, b: float) -> bool:
-    return a <= b + TOL * max(1.0, abs(b))
-
-
 def _ratio(value: float | None, opt: float) -> float | None:
     if value is None:
         return None
-    if abs(opt) <= TOL:
-        return 1.0 if abs(value) <= TOL else None
+    if abs(opt) <= REL:
+        return 1.0 if abs(value) <= REL else None
     return value / opt
 
 
@@ -314,7 +307,7 @@ def _guarantee(entry, inst) -> float | None:
         return None
 
 
-def _exc_text(exc: BaseException) -> str:
+def exc_text(exc: BaseException) -> str:
     """``Type: message`` plus the innermost frame, so a failure can be traced from the row."""
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" [{Path(tb[-1].filename).name}:{tb[-1].lineno}]" if tb else ""
@@ -419,7 +412,7 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
     try:
         preload = sorted({f"optsched.solvers.{t['family']}" for t in todo})
         with executor(workers, scheduler, preload) as ex:
-            bar = _progress(progress, total=len(tasks), initial=len(tasks) - len(todo))
+            bar = progress_bar(progress, total=len(tasks), initial=len(tasks) - len(todo))
             # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
             limit = 1 if isinstance(ex, InlineExecutor) else len(todo)
             pending: dict = {}
@@ -448,7 +441,7 @@ def _task_rows(fut, task) -> list[dict]:
     except Exception as exc:  # noqa: BLE001
         base = {"family": task["family"], "preset": task["preset"], "seed": task["seed"],
                 "time_limit": task["time_limit"], "versions": versions()}
-        return [_error_row(base, m, None, f"task failed: {_exc_text(exc)}") for m in task["methods"]]
+        return [_error_row(base, m, None, f"task failed: {exc_text(exc)}") for m in task["methods"]]
 
 
 class _NoBar:
@@ -459,7 +452,7 @@ class _NoBar:
         pass
 
 
-def _progress(progress, total, initial):
+def progress_bar(progress, total, initial):
     if progress is None:
         progress = sys.stderr.isatty()
     if not progress:

@@ -125,7 +125,7 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
                       _f(s["runtime_median_s"], ".3f")))
     lines += [(r["family"], r["method"], r.get("kind") or "-", "-", NOT_COMPARABLE, "", "", "", "",
                "", "", "", "") for r in rows if r.get("status") == NOT_COMPARABLE]
-    text = _align(header, lines, right_from=3)
+    text = align(header, lines, right_from=3)
     instances = {(r["family"], r["preset"], r["seed"]) for r in rows
                  if r.get("status") != NOT_COMPARABLE}
     n_rows = sum(r.get("status") != NOT_COMPARABLE for r in rows)
@@ -190,7 +190,7 @@ def _more(items, limit) -> list[str]:
     return [f"  ... and {len(items) - limit} more"] if len(items) > limit else []
 
 
-def _align(header, lines, right_from: int) -> str:
+def align(header, lines, right_from: int) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
 
     def fmt(cells):
