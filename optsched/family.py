@@ -12,6 +12,8 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+import numpy as np
+
 from optsched.errors import InvalidInstance, UnknownMethod
 from optsched.method import Method
 from optsched.result import Outcome
@@ -32,7 +34,7 @@ class ProblemModule(Protocol):
     def verify(self, instance: Any, schedule: Any) -> float: ...
 
     def bars(self, instance: Any, schedule: Any) -> list[Any]:
-        """The schedule as :class:`optsched.gantt.Bar` s, one per busy interval of a device (GPU,
+        """The schedule as :class:`optsched.problems.bars.Bar` s, one per busy interval of a device (GPU,
         server, port): what ``optsched plot`` draws. No feasibility check."""
         ...
 
@@ -93,6 +95,56 @@ class CertifySpec:
     starts: tuple[str, ...] | None = None
 
 
+class MutationProfile(Protocol):
+    """What a mutation operator may ask of the generator's profile (``optsched worst``)."""
+
+    def list_range(self, pattern: str, grows: tuple[str, ...]) -> tuple[int, int]:
+        """(min, max) length a list matching ``pattern`` may have."""
+        ...
+
+
+class MutationContext(Protocol):
+    """The ``ctx`` of a mutation operator ``op(doc, ctx) -> doc | None``: the generator's
+    profile, the list patterns the size measure counts, the run's random generator."""
+
+    @property
+    def profile(self) -> MutationProfile: ...
+
+    @property
+    def grows(self) -> tuple[str, ...]: ...
+
+    @property
+    def rng(self) -> np.random.Generator: ...
+
+
+#: A mutation operator of ``optsched worst``: changes the instance document in place and returns
+#: it, or returns None when it does not apply.
+Mutation = Callable[[dict, MutationContext], "dict | None"]
+
+
+@dataclass(frozen=True)
+class WorstSpec:
+    """How ``optsched worst`` measures and mutates a family's instance documents.
+
+    Attributes
+    ----------
+    what
+        What the size measure counts ("jobs", "tasks"), for messages.
+    measure
+        ``measure(doc) -> int``: the size of an instance JSON document.
+    grows
+        The list patterns the measure counts (``"jobs"``, ``"cojobs.*.jobs"``): these may grow
+        and shrink whatever the generator does.
+    mutations
+        Operators ``op(doc, ctx) -> doc | None`` added to the generic ones.
+    """
+
+    what: str
+    measure: Callable[[dict], int]
+    grows: tuple[str, ...]
+    mutations: tuple[Mutation, ...] = ()
+
+
 @dataclass(frozen=True)
 class Family:
     """One problem family: its paper, modules, methods and experiment settings.
@@ -115,6 +167,9 @@ class Family:
         What the default ``optsched ratios`` runs for this family.
     certify
         How ``optsched certify`` bounds and improves this family's instances.
+    worst
+        How ``optsched worst`` measures and mutates its instances (None: a generic count of the
+        objects inside lists, the generic operators only).
     """
 
     name: str
@@ -127,6 +182,7 @@ class Family:
     ratio_preset: str = "tiny"
     ratio_seeds: int = 8
     certify: CertifySpec = field(default_factory=CertifySpec)
+    worst: WorstSpec | None = None
 
     def __post_init__(self) -> None:
         names = [m.name for m in self.methods]
@@ -186,4 +242,5 @@ class Family:
         return next((m for m in self.methods if m.name == name and m.kind == "bound"), None)
 
 
-__all__ = ["CertifySpec", "CompareSpec", "Family", "ProblemModule", "WorkloadModule"]
+__all__ = ["CertifySpec", "CompareSpec", "Family", "Mutation", "MutationContext",
+           "MutationProfile", "ProblemModule", "WorkloadModule", "WorstSpec"]

@@ -169,3 +169,16 @@ def _simulation(rng, seed, *, machines=60, capacity=1250.0, cojobs=40, jobs=8, l
         out.append(_ps_cojob(rng, machines, model, t, jobs, int(rng.choice(ws)), iterations,
                              comm_comp, capacity))
     return Instance(machines, tuple(out), capacity, name=f"paper-simulation-{seed}-x{load:g}")
+
+
+# --------------------------------------------------------------------------- size (optsched worst)
+
+#: What :func:`size` counts, and the list patterns it counts (``WorstSpec.what``, ``.grows``).
+SIZE_WHAT = "jobs"
+SIZE_GROWS: tuple[str, ...] = ("cojobs", "cojobs.*.jobs", "cojobs.*.jobs.*.flows",
+                              "cojobs.*.iterations")
+
+
+def size(doc: dict) -> int:
+    """The size of an instance JSON document: its number of jobs, over every cojob."""
+    return sum(len(c["jobs"]) for c in doc["cojobs"])

@@ -172,4 +172,16 @@ def _tuple2(rows: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(int(x) for x in row) for row in rows)
 
 
-__all__ = ["PRESETS", "generate", "load_machine_list"]
+# --------------------------------------------------------------------------- size (optsched worst)
+
+#: What :func:`size` counts, and the list patterns it counts (``WorstSpec.what``, ``.grows``).
+SIZE_WHAT = "jobs"
+SIZE_GROWS: tuple[str, ...] = ("jobs",)
+
+
+def size(doc: dict) -> int:
+    """The size of an instance JSON document: its number of jobs."""
+    return len(doc["jobs"])
+
+
+__all__ = ["PRESETS", "generate", "load_machine_list", "SIZE_GROWS", "SIZE_WHAT", "size"]

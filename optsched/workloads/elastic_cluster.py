@@ -153,3 +153,15 @@ def with_weight_ratio(inst: Instance) -> Instance:
     """``inst`` with F = max(1, max_j w_j / min-resource-time_j) (the (A1) upper ratio)."""
     ratio = max(inst.jobs[j].weight / inst.min_resource_time(j) for j in range(len(inst.jobs)))
     return dataclasses.replace(inst, weight_ratio=float(max(1.0, ratio)))
+
+
+# --------------------------------------------------------------------------- size (optsched worst)
+
+#: What :func:`size` counts, and the list patterns it counts (``WorstSpec.what``, ``.grows``).
+SIZE_WHAT = "jobs"
+SIZE_GROWS: tuple[str, ...] = ("jobs",)
+
+
+def size(doc: dict) -> int:
+    """The size of an instance JSON document: its number of jobs."""
+    return len(doc["jobs"])

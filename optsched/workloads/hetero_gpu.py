@@ -17,11 +17,15 @@ paper
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from optsched.errors import InvalidInstance
 from optsched.problems.hetero_gpu import Instance, Job
+
+if TYPE_CHECKING:
+    from optsched.family import MutationContext
 
 PRESETS = ("tiny", "small", "paper")
 
@@ -142,3 +146,39 @@ def _bursty_arrivals(rng, n_jobs: int, mean_gap: float) -> np.ndarray:
         times.extend([round(t, 3)] * size)
         t += float(rng.exponential(2 * mean_gap))
     return np.array(times[:n_jobs])
+
+
+# --------------------------------------------------------------------------- size (optsched worst)
+
+#: What :func:`size` counts, and the list patterns it counts (``WorstSpec.what``, ``.grows``).
+SIZE_WHAT = "tasks"
+SIZE_GROWS: tuple[str, ...] = ("jobs",)
+
+
+def size(doc: dict) -> int:
+    """The size of an instance JSON document: its number of tasks (rounds x tasks per round,
+    over every job)."""
+    return sum(j["rounds"] * j["tasks_per_round"] for j in doc["jobs"])
+
+
+def gpu_column(doc: dict, ctx: MutationContext) -> dict | None:
+    """Mutation operator of ``optsched worst``: copy or remove one GPU (its name and its column
+    of every job's times)."""
+    lo, hi = ctx.profile.list_range("gpus", ctx.grows)
+    n = len(doc["gpus"])
+    if any(len(j["train_time"]) != n or len(j["sync_time"]) != n for j in doc["jobs"]):
+        return None                    # an earlier operator broke the shape; validation rejects
+    m = int(ctx.rng.integers(n))
+    if ctx.rng.random() < 0.5 and n < hi:
+        doc["gpus"].append(doc["gpus"][m])
+        for job in doc["jobs"]:
+            job["train_time"].append(job["train_time"][m])
+            job["sync_time"].append(job["sync_time"][m])
+    elif n > max(lo, 1):
+        del doc["gpus"][m]
+        for job in doc["jobs"]:
+            del job["train_time"][m]
+            del job["sync_time"][m]
+    else:
+        return None
+    return doc

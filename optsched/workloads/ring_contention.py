@@ -147,4 +147,16 @@ def _job(rng, g, f, tau0, extra, f_max, xi2) -> Job:
                fp_time=0.7 * rest / batch, bp_time=0.3 * rest)
 
 
-__all__ = ["PRESETS", "PAPER_MIX", "build", "generate"]
+# --------------------------------------------------------------------------- size (optsched worst)
+
+#: What :func:`size` counts, and the list patterns it counts (``WorstSpec.what``, ``.grows``).
+SIZE_WHAT = "jobs"
+SIZE_GROWS: tuple[str, ...] = ("jobs",)
+
+
+def size(doc: dict) -> int:
+    """The size of an instance JSON document: its number of jobs."""
+    return len(doc["jobs"])
+
+
+__all__ = ["PRESETS", "PAPER_MIX", "build", "generate", "SIZE_GROWS", "SIZE_WHAT", "size"]

@@ -23,9 +23,10 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   within its range (a type index), copy, remove, overwrite or swap list elements (a job, a task, a
   flow, a server). Lists whose length never varies in
   the generator's output (e.g. the GPU list under ``overrides={"n_gpus": (1, 1)}``) keep it, except
-  those the family's size measure counts. :data:`~.mutations.FAMILY_OPS` adds family-specific operators (a GPU
-  column for hetero_gpu).
-- *Size*: :data:`SIZES` gives each family's measure (jobs, tasks, ...); the default bound is the
+  those the family's size measure counts. ``Family.worst.mutations`` adds family-specific operators
+  (a GPU column for hetero_gpu).
+- *Size*: ``Family.worst`` gives each family's measure (jobs, tasks, ...; a generic count of the
+  objects inside lists without it); the default bound is the
   largest size the generator produced, so the exact solver stays fast.
 - *Screening*: while M is cheap next to the exact solve (:meth:`Run.screening`), each generation
   mutates ``SCREEN * lambda`` children and ranks them by a cheap proxy -- objective(M) / the best
@@ -38,7 +39,7 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
 - *Shrinking* (the last ``shrink_share`` of the budget): delta-debugging style, as property-based
   testers shrink -- remove list elements, then replace numbers by simpler ones (0, 1, rounded,
   another value of the same field), keeping every change whose ratio stays >= the found ratio
-  (relative tolerance :data:`TOL`). The result's ``ratio`` is that of the shrunk instance.
+  (relative tolerance :data:`optsched.tolerance.REL`). The result's ``ratio`` is that of the shrunk instance.
 
 ``strategy="random"`` is the baseline: generator instances only, for the whole budget, several
 methods at once (one exact solve per instance serves all of them).
@@ -63,10 +64,9 @@ The package, by concern: :mod:`.doc` (JSON tree helpers), :mod:`.sizes` (size me
 """
 
 from optsched.experiments.worst.doc import doc_key
-from optsched.experiments.worst.evaluate import TOL
 from optsched.experiments.worst.profile import PROFILE_SEEDS
 from optsched.experiments.worst.run import check_methods, format_result, run_worst
 from optsched.experiments.worst.state import WorstResult
 
-__all__ = ["PROFILE_SEEDS", "TOL", "WorstResult", "check_methods", "doc_key", "format_result",
+__all__ = ["PROFILE_SEEDS", "WorstResult", "check_methods", "doc_key", "format_result",
            "run_worst"]

@@ -11,10 +11,8 @@ from optsched import registry
 from optsched.errors import InfeasibleSchedule
 from optsched.experiments.worst.sizes import size_of
 from optsched.result import SolveStatus
+from optsched.tolerance import REL
 
-#: Relative tolerance: shrinking keeps ratio >= found * (1 - TOL); a guarantee is exceeded when
-#: ratio > bound * (1 + TOL).
-TOL = 1e-6
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -28,8 +26,8 @@ def finite_or_none(x) -> float | None:
 
 
 def _ratio(value: float, ref: float) -> float | None:
-    if abs(ref) <= TOL:
-        return 1.0 if abs(value) <= TOL else None
+    if abs(ref) <= REL:
+        return 1.0 if abs(value) <= REL else None
     return value / ref
 
 
@@ -133,7 +131,7 @@ def evaluate(task: dict) -> list[dict]:
     for name in task["methods"]:
         rows.append({"family": task["family"], "preset": f"worst:{task['against']}:{task['key']}",
                      "seed": 0, "against": task["against"],
-                     "size": size_of(task["family"], task["instance"]),
+                     "size": size_of(registry.get_family(task["family"]), task["instance"]),
                      "instance": task["instance"], "method": name, "status": status,
                      "ratio": None, "objective": None, "reference": None, "error": value,
                      "_schedules": {}})
@@ -152,7 +150,7 @@ def evaluate_here(task: dict) -> list[dict]:
     inst = fam.problem.Instance.from_dict(task["instance"])
     against, limit = task["against"], task["time_limit"]
     base = {"family": task["family"], "preset": f"worst:{against}:{task['key']}", "seed": 0,
-            "against": against, "size": size_of(task["family"], task["instance"]),
+            "against": against, "size": size_of(fam, task["instance"]),
             "instance": task["instance"]}
 
     def run(name):
@@ -205,7 +203,7 @@ def evaluate_here(task: dict) -> list[dict]:
                 else:
                     row["status"], row["ratio"] = "ok", ratio
                     if row["guarantee"] is not None:
-                        row["exceeds"] = ratio > row["guarantee"] * (1 + TOL) + TOL
+                        row["exceeds"] = ratio > row["guarantee"] * (1 + REL) + REL
                     schedules = {name: res.schedule.to_dict(), against: ref.schedule.to_dict()}
         row["_schedules"] = schedules
         rows.append(row)

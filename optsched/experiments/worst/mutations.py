@@ -181,29 +181,5 @@ def op_flatten(doc, ctx: Ctx):
     return doc
 
 
-def op_gpu_column(doc, ctx: Ctx):
-    """hetero_gpu: copy or remove one GPU (its name and its column of every job's times)."""
-    lo, hi = ctx.profile.list_range("gpus", ctx.grows)
-    n = len(doc["gpus"])
-    if any(len(j["train_time"]) != n or len(j["sync_time"]) != n for j in doc["jobs"]):
-        return None                    # an earlier operator broke the shape; validation rejects
-    m = int(ctx.rng.integers(n))
-    if ctx.rng.random() < 0.5 and n < hi:
-        doc["gpus"].append(doc["gpus"][m])
-        for job in doc["jobs"]:
-            job["train_time"].append(job["train_time"][m])
-            job["sync_time"].append(job["sync_time"][m])
-    elif n > max(lo, 1):
-        del doc["gpus"][m]
-        for job in doc["jobs"]:
-            del job["train_time"][m]
-            del job["sync_time"][m]
-    else:
-        return None
-    return doc
-
-
 GENERIC_OPS = (op_perturb, op_scale, op_extreme, op_equalise, op_flatten, op_redraw, op_copy,
                op_remove, op_replace, op_swap)
-#: Family-specific operators, added to the generic ones.
-FAMILY_OPS: dict[str, tuple] = {"hetero_gpu": (op_gpu_column,)}

@@ -47,7 +47,7 @@ def profile(family, preset: str, overrides: dict) -> Profile:
     prof = Profile()
     for seed in range(PROFILE_SEEDS):
         doc = family.generate(preset, seed, **overrides).to_dict()
-        prof.size_max = max(prof.size_max, size_of(family.name, doc))
+        prof.size_max = max(prof.size_max, size_of(family, doc))
         for path in leaf_paths(doc):
             v, pat = get_at(doc, path), pattern_of(path)
             lo, hi, is_int = prof.nums.get(pat, (v, v, True))

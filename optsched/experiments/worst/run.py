@@ -13,7 +13,7 @@ from optsched.experiments.executors import cap_workers, executor
 from optsched.experiments.worst.doc import doc_key
 from optsched.experiments.worst.evaluate import evaluate
 from optsched.experiments.worst.search import evolve, sample_random, shrink_doc
-from optsched.experiments.worst.sizes import SIZES, size_of
+from optsched.experiments.worst.sizes import size_of
 from optsched.experiments.worst.state import (
     DEFAULT_BUDGET,
     DEFAULT_TIME_LIMIT,
@@ -64,7 +64,7 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
         ``method``: one name (search) or a list (``strategy="random"`` measures them all on the
         same instances; the result is for the first, ``per_method`` has all).
     size
-        Bound on the family's size measure (:data:`SIZES`); None = the largest the generator
+        Bound on the family's size measure (``Family.worst``); None = the largest the generator
         produced for ``preset`` and ``overrides``.
     budget, time_limit
         Wall-clock seconds for the run, and for one solve.
@@ -116,7 +116,7 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
     run.open()
     found = shrunk = None
     try:
-        preload = [f"optsched.solvers.{family}"] if family in SIZES else []
+        preload = [f"optsched.solvers.{family}"]      # a toy family's: ignored by forkserver
         with executor(workers, scheduler, preload) as ex:
             if strategy == "random":
                 sample_random(run, ex)
@@ -207,7 +207,7 @@ def _result(run: Run, shrunk, ex) -> WorstResult:
     res.ratio = row.get("ratio")
     res.objective, res.reference = row.get("objective"), row.get("reference")
     res.guarantee, res.exceeds_guarantee = row.get("guarantee"), row.get("exceeds")
-    res.instance, res.schedules, res.size = doc, scheds, size_of(run.fam.name, doc)
+    res.instance, res.schedules, res.size = doc, scheds, size_of(run.fam, doc)
     return res
 
 

@@ -16,9 +16,9 @@ from optsched.experiments.worst.doc import (
     round_sig,
     set_at,
 )
-from optsched.experiments.worst.evaluate import TOL
 from optsched.experiments.worst.profile import Profile
 from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run
+from optsched.tolerance import REL
 
 # --------------------------------------------------------------------------- strategies
 
@@ -55,7 +55,7 @@ def evolve(run: Run, ex) -> None:
         scored = [(f, -i) for i, f in enumerate(fits) if f is not None]
         if scored:
             f, neg = max(scored)              # the best child, the first one on ties
-            if parent_fit is None or f >= parent_fit * (1 - TOL):
+            if parent_fit is None or f >= parent_fit * (1 - REL):
                 parent, parent_fit = docs[-neg], f
         after = run.best.get(m, {}).get("ratio")
         stale = 0 if (after is not None and (before is None or after > before)) else stale + 1
@@ -82,11 +82,11 @@ def _simpler(v, prof: Profile, pattern: str) -> list:
 
 def shrink_doc(run: Run, doc: dict, ratio: float, ex) -> tuple[dict, float]:
     """Delta-debugging shrink: remove list elements, then simplify numbers, keeping ratio >=
-    ``ratio`` (within :data:`TOL`); stops when nothing changes or the budget is spent. Candidates
+    ``ratio`` (within :data:`REL`); stops when nothing changes or the budget is spent. Candidates
     are tried in a fixed order and the first that keeps the ratio wins, so the result does not
     depend on how many are evaluated in parallel."""
     m = run.methods[0]
-    target = ratio * (1 - TOL)
+    target = ratio * (1 - REL)
     batch = run.lam if run.parallel else 1
     best: dict[str, Any] = {"doc": doc, "ratio": ratio}
 

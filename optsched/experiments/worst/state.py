@@ -19,13 +19,13 @@ from optsched.experiments.worst.evaluate import (
     GUARD_FACTOR,
     GUARD_GRACE,
     GUARD_SLACK,
-    TOL,
     evaluate,
     screen,
 )
-from optsched.experiments.worst.mutations import FAMILY_OPS, GENERIC_OPS, Ctx, op_remove
+from optsched.experiments.worst.mutations import GENERIC_OPS, Ctx, op_remove
 from optsched.experiments.worst.profile import profile
-from optsched.experiments.worst.sizes import SIZES, size_of
+from optsched.experiments.worst.sizes import size_of
+from optsched.tolerance import REL
 
 #: Default wall-clock budget (s) of a run, and time limit (s) of one solve.
 DEFAULT_BUDGET = 60.0
@@ -108,9 +108,10 @@ class Run:
         self.preset, self.overrides = preset, dict(overrides or {})
         self.prof = profile(self.fam, preset, self.overrides)
         self.size_bound = int(size) if size is not None else self.prof.size_max
-        self.grows = SIZES[family].grows if family in SIZES else tuple(self.prof.lists)
+        spec = self.fam.worst
+        self.grows = spec.grows if spec is not None else tuple(self.prof.lists)
         self.ctx = Ctx(self.prof, self.grows, np.random.default_rng(seed))
-        self.ops = GENERIC_OPS + FAMILY_OPS.get(family, ())
+        self.ops = GENERIC_OPS + (spec.mutations if spec is not None else ())
         self.budget, self.time_limit, self.seed = float(budget), float(time_limit), seed
         self.strategy, self.max_evals, self.target = strategy, max_evals, target
         self.reserve = shrink_share * self.budget
@@ -189,7 +190,7 @@ class Run:
         canon = inst.to_dict()
         canon.pop("name", None)
         try:
-            if size_of(self.fam.name, canon) > self.size_bound:
+            if size_of(self.fam, canon) > self.size_bound:
                 return None
         except (KeyError, TypeError):
             return None
@@ -204,7 +205,7 @@ class Run:
             fresh.pop("name", None)
             doc: dict | None = fresh
             for _ in range(50):
-                if doc is None or size_of(self.fam.name, doc) <= self.size_bound:
+                if doc is None or size_of(self.fam, doc) <= self.size_bound:
                     break
                 cut = op_remove(copy_doc(doc), self.ctx)
                 doc = None if cut is None else self._valid_any_size(cut)
@@ -359,7 +360,7 @@ class Run:
         if r is None:
             return
         best = self.best.get(method)
-        if best is None or r > best["ratio"] * (1 + TOL):
+        if best is None or r > best["ratio"] * (1 + REL):
             self.best[method] = row
             self.improvements.append([row.get("elapsed") or 0.0, r, method])
 
