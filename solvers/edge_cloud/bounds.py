@@ -863,7 +863,8 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     Relaxation: the servers form two pools (edge, cloud); capacities (2g)/(2h) hold summed per pool
     and slot; a job's column is a start, per-pool worker counts, a PS pool and the least length
     (:class:`_Pools` states why every schedule of (2) maps to a column); starts are limited by the
-    valid per-job deadlines of digest §3.3 (:func:`~optsched.problems.edge_cloud.deadlines`). The
+    valid per-job deadlines of digest §3.3 (:func:`~optsched.problems.edge_cloud.deadlines`) for
+    the flow of ``start`` (None: :func:`_list_start`). The
     LP is solved by column generation with exact pricing (:func:`price_pool`) and Wentges dual
     smoothing; every exact pricing round gives the Lagrangian bound
     :func:`lagrangian_value`, valid whenever the loop stops (deadline, iteration cap). Flows are
@@ -872,7 +873,7 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     """
     info: dict[str, Any] = {}
     if start is None:
-        start, _ = incumbent(instance, deadline)
+        start = _list_start(instance, deadline)
     ub = verify(instance, start)
     pools = _Pools(instance, deadlines(instance, ub))
     master = _PoolMaster(instance, pools, seed)
@@ -901,6 +902,22 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
         master.add(new)
     info.update(iterations=it, columns=len(master.columns), lagrangian=best)
     return Outcome(None, status, _integral(best), info)
+
+
+def _list_start(instance: Instance, deadline: Deadline) -> Schedule:
+    """The better of :func:`serial_schedule` and the distributed-aware earliest-completion list
+    schedule in arrival order (:func:`~optsched.solvers.edge_cloud.exact.list_schedule`): its
+    flow sets the per-job deadlines, so the horizon of :func:`colgen_bound`."""
+    from optsched.solvers.edge_cloud.exact import list_schedule
+
+    best = serial_schedule(instance)
+    order = sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j))
+    placer = list_schedule(instance, order, deadline.within(deadline.limit(0.2)))
+    if placer is not None:
+        listed = Schedule.single([placer.runs[j] for j in range(len(instance.jobs))])
+        if verify(instance, listed) < verify(instance, best):
+            best = listed
+    return best
 
 
 #: The last pool LPs' mean start and end slot of every job (weighted by the LP solution), keyed by
