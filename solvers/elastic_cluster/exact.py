@@ -106,6 +106,8 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
+    if (capped := _early_size_cap(inst, deadline)) is not None:
+        return capped
     start = _incumbent(inst, deadline)
     if isinstance(start, Outcome):
         return start
@@ -248,6 +250,29 @@ def _others(inst: Instance, deadline: Deadline) -> list[float] | None:
         fluid = resource_bound(inst, fastest, areas=areas, skip=j)
         out.append(max(total - job.weight * low[j], fluid))
     return out
+
+
+def _early_size_cap(inst: Instance, deadline: Deadline) -> Outcome | None:
+    """The not-built Outcome (with DRF's schedule) when the placements to scan exceed
+    :data:`MAX_SCAN` already for the shortest possible horizon, else None.
+
+    Every horizon :func:`exact` uses (``safe_horizon`` of any upper bound) is at least
+    L = max_j (the least d of j's configurations that fit): some job cannot complete earlier.
+    ``pattern_bound`` grows with the horizon, so a count over MAX_SCAN at L means the model is
+    never built, and the heuristics that bound the horizon need not run (issue 19: at paper
+    scale they took a third of certify's time)."""
+    from optsched.models import elastic_cluster as em
+
+    shortest = max(min((c[4] for c in em.model_configs(inst, j, math.inf)), default=1)
+                   for j in range(len(inst.jobs)))
+    scanned = em.pattern_bound(inst, shortest)
+    if scanned <= MAX_SCAN:
+        return None
+    out = drf(inst, deadline=deadline)
+    cap = f"size cap: MAX_SCAN = {MAX_SCAN} placements"
+    return _no_model(out.schedule, f"size: over {MAX_SCAN} placements to scan already at the "
+                                   f"shortest horizon {shortest} (MAX_SCAN)",
+                     late=False, size_cap=cap, horizon=shortest, scanned=str(scanned))
 
 
 #: The most placements :func:`exact` scans to enumerate its patterns (``pattern_bound``); beyond
