@@ -7,6 +7,7 @@ exact           best of the heuristics (warm start), Model F (stage sequencing M
                 timelines, exact; no order enumeration); ``optimal`` when the best verified
                 schedule meets the larger of F's and E's dual bounds.
 lower_bound     LP-Primal (13)–(15) with Queyranne cuts by sorting separation (Lemma 1).
+order_bound     the larger of LP* and Model F's dual bound (certify's lower side; any-time).
 pda             Algorithm 1 exactly as printed (weights 1 + 2^-(k+1), every unscheduled stage is a
                 candidate, heaviest port, min w/L, reverse order), offline, one run at t = 0, then
                 order-preserving priority flow scheduling. Claimed 2 - 2/(l+1) (Theorem 2).
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from optsched.family import CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family
 from optsched.method import Method
 from optsched.problems import cojob_network as _problem
 from optsched.solvers.cojob_network.algorithm import (
@@ -54,7 +55,7 @@ from optsched.solvers.cojob_network.baselines import (
     fair_share,
     sincronia,
 )
-from optsched.solvers.cojob_network.bounds import lower_bound
+from optsched.solvers.cojob_network.bounds import lower_bound, order_bound
 from optsched.solvers.cojob_network import exact
 from optsched.workloads import cojob_network as _workloads
 
@@ -62,6 +63,8 @@ METHODS = (
     Method("exact", "exact", exact.exact,
            description="heuristics + ordering MILP (F) bound + event-indexed MILP of (O) (E)"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),
+    Method("order_bound", "bound", order_bound,
+           description="max of LP* and Model F's dual bound (ordering MILP, any-time)"),
     Method("pda", "algorithm", pda, params=PdaParams(), guarantee=claimed_ratio,
            description="Algorithm 1 as printed + order-preserving flow scheduling (offline)"),
     Method("grouper", "algorithm", grouper, params=GrouperParams(),
@@ -104,4 +107,6 @@ SPEC = Family(
         "grouper", "grouper_offline", "grouper_authors", "grouper_authors_offline",
         "pda", "pda_literal", "pda_code", "pda_chain", "pda_authors",
         "baraat", "baraat_fifo", "sincronia", "sincronia_full", "fair_share")),
+    certify=CertifySpec(bound="order_bound", improve=exact.improve,
+                        starts=("grouper_offline", "pda_chain")),
 )

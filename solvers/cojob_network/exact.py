@@ -5,6 +5,8 @@ bound) and Model E (event-indexed MILP of (O)), with their size guards.
 from __future__ import annotations
 
 import math
+import random
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -80,7 +82,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     from optsched.models.cojob_network import event_milp_applies
 
     info: dict[str, Any] = {}
-    best = _warm_start(instance, _share(deadline, WARM_SHARE), info)
+    best = _warm_start(instance, deadline, _share(deadline, WARM_SHARE), info)
     bound, rep = chain_bound(instance), None
     f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
     cut = f_rep is None and not info.get("size_capped")  # size guard: F not built in time
@@ -113,14 +115,17 @@ def _share(deadline: Deadline, share: float) -> Deadline:
     return deadline if left is None else deadline.within(share * left)
 
 
-def _warm_start(instance: Instance, budget: Deadline, info: dict) -> _Incumbent:
-    """Simulate :data:`WARM_METHODS` within ``budget``; the best complete run is the incumbent."""
+def _warm_start(instance: Instance, deadline: Deadline, budget: Deadline,
+                info: dict) -> _Incumbent:
+    """Simulate :data:`WARM_METHODS` within ``budget``; the best complete run is the incumbent.
+    The first (grouper, the paper's algorithm) may use all of ``deadline``: at paper scale one
+    simulation takes seconds on a loaded machine and exact must still return a schedule."""
     best = _Incumbent()
-    for name in WARM_METHODS:
+    for n, name in enumerate(WARM_METHODS):
         if budget.expired():
             info["warm_stopped"] = f"deadline before {name}"
             break
-        run = simulate(instance, make_policy(instance, name), deadline=budget)
+        run = simulate(instance, make_policy(instance, name), deadline=budget if n else deadline)
         if run.complete:
             best.offer(sum_sct(instance, run), lambda: schedule_of(run, (), name), name)
     info["warm_start"] = best.source or None
@@ -145,6 +150,7 @@ def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
     if refusal is None:
         return True
     info["stopped"] = f"size guard: {refusal}"
+    info["not_built"] = f"{what}: {refusal}"
     info["size_capped"] = refusal.late is None
     return False
 
@@ -188,13 +194,11 @@ def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
         return None
     size = cm.event_milp_size(instance)
     info["event_milp"] = size
-    if not _fits(size["terms"], deadline, "Model E", info):
+    cuts = _event_cuts(instance)
+    if not _fits(size["terms"] + sum(len(m) for _, m in cuts), deadline, "Model E", info):
         return None
     horizon = best.value + max(c.arrival for c in instance.cojobs)
     horizon += 1e-6 * max(1.0, horizon)      # the incumbent's makespan, within its tolerance
-    cuts = cm.all_cuts(instance)
-    if len(cuts) > CUT_LIMIT:
-        cuts = [(p, tuple(ms)) for p, ms in cm.port_stages(instance).items() if ms]
     model = cm.build_event_milp(instance, horizon, cuts)
     cm.set_event_start(instance, model, best.schedule)
     rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
@@ -212,6 +216,18 @@ def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
         else:
             best.offer(value, lambda: schedule, "model_e")
     return rep
+
+
+def _event_cuts(instance: Instance) -> list:
+    """Queyranne cuts (15) for Model E: all of them when there are at most :data:`CUT_LIMIT`
+    (counted as ``sum_p (2^|M_p| - 1)`` before any is enumerated: issue 22 item 3, enumerating
+    them first took minutes and 1.4 GB on 6-8 cojobs), else one per port (the whole ``M_p``)."""
+    from optsched.models import cojob_network as cm
+
+    ports = cm.port_stages(instance)
+    if sum(2 ** len(ms) - 1 for ms in ports.values()) <= CUT_LIMIT:
+        return cm.all_cuts(instance)
+    return [(p, tuple(ms)) for p, ms in ports.items() if ms]
 
 
 def _brute_force(instance: Instance, best: _Incumbent, deadline: Deadline, info: dict) -> bool:
@@ -268,3 +284,125 @@ def chain_orders(instance: Instance, limit: int) -> list:
                 nxt[g] -= 1
     extend([], [0] * len(sizes))
     return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# Improvement (certify's upper side, issue 19)
+
+
+def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+    """Local search over stage orders, each evaluated by order-preserving priority scheduling.
+
+    The paper's schedules are stage permutations ``sigma`` run by order-preserving flow scheduling
+    (Sec. III-D, the simulator of :mod:`optsched.simulate.flows`): this searches that space from
+    the completion order of ``start`` (chains kept, Sec. III-D precedence) by first-improvement
+    moves, adjacent swaps and insertions (:func:`_moves`), tried in the order of their Model F cost
+    (:func:`order_cost`, a cheap surrogate; ties shuffled by ``seed``), each simulated under
+    ``deadline`` less the time one ``verify`` of ``start`` took (twice), which is kept for the
+    final check. Never worse than ``start`` (returned when nothing better is found or the best
+    run fails ``verify``); the returned schedule is verified.
+    """
+    began = time.perf_counter()
+    value = _problem.verify(instance, start)
+    reserve = 2.0 * (time.perf_counter() - began) + 0.1
+    search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
+    order = completion_order(instance, start)
+    rng = random.Random(seed)
+    info: dict[str, Any] = {"start": value, "evaluated": 0, "improved": 0}
+    best: dict[str, Any] = {"value": value}
+    current = _evaluate(instance, order, search, best, info)
+    improved = True
+    while improved and not search.expired():
+        improved = False
+        for cand in sorted(_moves(order, rng), key=lambda o: order_cost(instance, o)):
+            if search.expired():
+                break
+            cost = _evaluate(instance, cand, search, best, info)
+            if cost < current and not at_most(current, cost):
+                order, current, improved = cand, cost, True
+                info["improved"] += 1
+                break
+    schedule = _checked_best(instance, start, value, best, info)
+    status = SolveStatus.TIME_LIMIT if search.expired() else SolveStatus.FEASIBLE
+    return Outcome(schedule, status, None, info)
+
+
+def _checked_best(instance: Instance, start: Schedule, value: float, best: dict,
+                  info: dict) -> Schedule:
+    """The best simulated run as a schedule if ``verify`` accepts it below ``value``; else
+    ``start``."""
+    if "run" not in best:
+        return start
+    schedule = schedule_of(best["run"], best["order"], "stage_order")
+    try:
+        checked = _problem.verify(instance, schedule)
+    except InfeasibleSchedule as err:
+        info["rejected"] = str(err)
+        return start
+    info["value"] = checked
+    return schedule if checked < value else start
+
+
+def completion_order(instance: Instance, schedule: Schedule) -> tuple:
+    """The stages of ``schedule`` by completion time (ties: by stage index, so chains are kept)."""
+    done = _problem.stage_completion_times(instance, schedule)
+    return tuple(sorted(instance.stages, key=lambda a: (done[a[0]][a[1]], a[1], a[0])))
+
+
+def order_cost(instance: Instance, order) -> float:
+    """Model F's objective of a fixed order (spec Sec. 3.5.1): ``S_b`` the larger of its chain
+    bound (14) and its heaviest port prefix ``max_p sum_{a <= b} L^a_p``; ``sum_b (S_b - r_g)``.
+    A lower estimate of the simulated cost of ``order``, used only to rank moves."""
+    done: dict = {}
+    prefix = 0.0
+    total = 0.0
+    for g, k in order:
+        load = instance.loads[g, k]
+        prefix = prefix + load
+        chain = done.get((g, k - 1), instance.cojobs[g].arrival) + float(load.max())
+        done[g, k] = max(chain, float(prefix.max()))
+        total += done[g, k] - instance.cojobs[g].arrival
+    return total
+
+
+def _evaluate(instance: Instance, order: tuple, deadline: Deadline, best: dict,
+              info: dict) -> float:
+    """Simulate ``order`` (recorded) and keep the run in ``best`` when it beats ``best["value"]``;
+    inf when the deadline stopped the run."""
+    run = simulate(instance, StageOrder(order), deadline=deadline)
+    if not run.complete:
+        return math.inf
+    info["evaluated"] += 1
+    value = sum_sct(instance, run)
+    if value < best["value"]:
+        best.update(value=value, run=run, order=order)
+    return value
+
+
+def _moves(order: tuple, rng: random.Random):
+    """Chain-respecting neighbours of ``order``: adjacent swaps of stages of different cojobs and
+    single-stage insertions up to 4 positions away (shuffled)."""
+    n = len(order)
+    swaps = [i for i in range(n - 1) if order[i][0] != order[i + 1][0]]
+    rng.shuffle(swaps)
+    for i in swaps:
+        yield order[:i] + (order[i + 1], order[i]) + order[i + 2:]
+    inserts = [(i, j) for i in range(n) for j in range(max(0, i - 4), min(n, i + 5))
+               if abs(i - j) > 1]
+    rng.shuffle(inserts)
+    for i, j in inserts:
+        moved = list(order)
+        stage = moved.pop(i)
+        moved.insert(j, stage)
+        if _chains_kept(moved):
+            yield tuple(moved)
+
+
+def _chains_kept(order) -> bool:
+    """Whether (g, k) precedes (g, k + 1) in ``order`` for every cojob g."""
+    seen: dict[int, int] = {}
+    for g, k in order:
+        if k != seen.get(g, -1) + 1:
+            return False
+        seen[g] = k
+    return True
