@@ -211,7 +211,8 @@ def cmd_ratios(args) -> None:
 
     rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
-                      out=args.out, exact=args.exact)
+                      out=args.out, exact=args.exact, solver=args.solver,
+                      progress=False if args.quiet else None)
     print(format_table(rows))
 
 
@@ -221,7 +222,8 @@ def cmd_compare(args) -> None:
     _output_dir(args.out, "--out")
     with _solver_options(args):
         _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
-                               time_limit=args.time_limit, certify=args.certify)
+                               time_limit=args.time_limit, certify=args.certify,
+                               progress=False if args.quiet else None)
     print(table)
 
 
@@ -506,6 +508,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="write results.jsonl, summary.csv and ratios.png to DIR, created if "
                         "missing; re-running with the same DIR skips rows already there "
                         "(default: print only)")
+    s.add_argument("--solver", default="highs", metavar="NAME",
+                   help="solver of every Pyomo model: highs (the reference), scip (extra scip) "
+                        "or any solver Pyomo drives when installed (default: %(default)s)")
+    _quiet_arg(s)
     s.set_defaults(run=cmd_ratios)
 
     s = command("compare", "the paper's algorithm against its baselines at scale",
@@ -525,6 +531,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="also certify every instance for S seconds (from the schedules and "
                         "bound just computed): ALG/UB and the certified gap (default: off)")
     _solver_args(s)
+    _quiet_arg(s)
     s.set_defaults(run=cmd_compare)
 
     s = sub.add_parser("worst", help="search for the instance on which a method is worst",
@@ -577,6 +584,12 @@ def cmd_schema(args) -> None:
     from optsched.schema import schema
 
     print(json.dumps(schema(args.family, args.kind), indent=2, ensure_ascii=False))
+
+
+def _quiet_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress on stderr (default: a bar on a terminal, else a line every "
+                        "few seconds)")
 
 
 def _solver_args(s: argparse.ArgumentParser) -> None:

@@ -73,7 +73,7 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     rows = []
     runs = entries + ([bound] if bound is not None else [])
-    bar = progress_bar(progress, total=len(seed_list) * len(runs), initial=0)
+    bar = progress_bar(progress, total=len(seed_list) * len(runs), initial=0, desc="compare")
     try:
         for seed in seed_list:
             inst = spec.generate(preset, seed)    # InvalidInstance (bad preset) -> CLI exit 2

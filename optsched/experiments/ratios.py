@@ -154,13 +154,21 @@ def run_instance(task: dict) -> list[dict]:
     ----------
     task
         ``family, preset, seed, methods`` (names, in order), ``time_limit`` and optionally
-        ``exact_row``: a stored row of the exact method, reused instead of solving again.
+        ``exact_row``: a stored row of the exact method, reused instead of solving again, and
+        ``solver``: the solver of every Pyomo model (default ``highs``).
 
     Returns
     -------
     list[dict]
         One row per method in ``task["methods"]`` (never raises for a method's failure).
     """
+    from optsched.solvers.highs import SolverOptions, using
+
+    with using(SolverOptions(name=task.get("solver", "highs"))):
+        return _run_instance(task)
+
+
+def _run_instance(task: dict) -> list[dict]:
     from optsched import generate
 
     family, preset, seed = task["family"], task["preset"], task["seed"]
@@ -329,7 +337,7 @@ def _ordered(row: dict) -> dict:
 
 
 def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=1, scheduler=None,
-               out=None, progress=None, exact="milp") -> list[dict]:
+               out=None, progress=None, exact="milp", solver="highs") -> list[dict]:
     """Run the ratio study and return its rows (stored rows included when resuming from ``out``).
 
     Parameters
@@ -351,9 +359,13 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
     out
         Folder for ``results.jsonl`` (resumable), ``summary.csv`` and ``ratios.png``.
     progress
-        Show a progress bar; None = only when stderr is a terminal.
+        True: a progress bar; None: a bar on a terminal, a line every few seconds otherwise;
+        False: nothing.
     exact
         Where OPT comes from: ``milp``, ``cp`` or ``portfolio`` (module docstring).
+    solver
+        The solver of every Pyomo model (``highs``, ``scip``, ...); rows resumed from ``out``
+        keep the solver they were made with.
 
     Returns
     -------
@@ -361,6 +373,9 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Rows ordered by family, seed and method registration order.
     """
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
+    from optsched.solvers.highs import check_solver
+
+    check_solver(solver)
     if scheduler is None:
         workers = cap_workers(workers)
     tasks, skipped = plan(families, preset, seeds, exact)
@@ -368,7 +383,7 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
     if store is not None:
         store.open()
     try:
-        rows = _sweep(tasks, store, time_limit, workers, scheduler, progress)
+        rows = _sweep(tasks, store, time_limit, workers, scheduler, progress, solver)
     finally:
         if store is not None:
             store.close()
@@ -395,7 +410,7 @@ def _write_outputs(rows: list[dict], out: Path) -> None:
         raise OptschedError(f"--out: cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]:
+def _sweep(tasks, store, time_limit, workers, scheduler, progress, solver="highs") -> list[dict]:
     done_rows, todo = [], []
     for task in tasks:
         keys = [(task["family"], task["preset"], task["seed"], m) for m in task["methods"]]
@@ -403,7 +418,7 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress) -> list[dict]
         done_rows += [store.get(k) for k in finished]
         missing = [k[3] for k in keys if k not in finished]
         if missing:
-            t = {**task, "methods": missing, "time_limit": time_limit}
+            t = {**task, "methods": missing, "time_limit": time_limit, "solver": solver}
             if not set(task["reference"]) & set(missing):
                 t["exact_row"] = store.get(keys[0])
             todo.append(t)
@@ -452,17 +467,46 @@ class _NoBar:
         pass
 
 
-def progress_bar(progress, total, initial):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
+class LineProgress:
+    """Progress for a stderr that is not a terminal (a log, a pipe, CI): one line at most every
+    :data:`LINE_EVERY` seconds, and one at the end (issue 21 item 5: long runs are not silent)."""
+
+    def __init__(self, desc: str, total: int, initial: int = 0):
+        self.desc, self.total, self.done = desc, total, initial
+        self.start = self.last = time.perf_counter()
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        now = time.perf_counter()
+        if now - self.last >= LINE_EVERY:
+            self.last = now
+            self._line(now)
+
+    def close(self) -> None:
+        self._line(time.perf_counter())
+
+    def _line(self, now: float) -> None:
+        print(f"{self.desc}: {self.done}/{self.total} done, {now - self.start:.0f} s",
+              file=sys.stderr, flush=True)
+
+
+#: Seconds between two progress lines when stderr is not a terminal.
+LINE_EVERY = 5.0
+
+
+def progress_bar(progress, total, initial, desc: str = "ratios"):
+    """A progress bar on stderr: tqdm on a terminal, :class:`LineProgress` lines otherwise
+    (``progress`` None); none when ``progress`` is False."""
+    if progress is False:
         return _NoBar()
+    if progress is None and not sys.stderr.isatty():
+        return LineProgress(desc, total, initial)
     from tqdm import tqdm
 
     class Bar(tqdm):
         monitor_interval = 0       # no monitor thread: local workers are forked after this
 
-    return Bar(total=total, initial=initial, desc="ratios", unit="inst", file=sys.stderr)
+    return Bar(total=total, initial=initial, desc=desc, unit="inst", file=sys.stderr)
 
 
 def _sorted(rows: Iterable[dict]) -> list[dict]:

@@ -238,7 +238,15 @@ def test_format_table_layout():
 
 
 def test_progress_bar_only_when_asked(hetero, capsys):
-    run_ratios(**{**RUN, "seeds": 1})
-    assert capsys.readouterr().err == ""             # stderr is not a terminal under pytest
+    run_ratios(**{**RUN, "seeds": 1, "progress": False})
+    assert capsys.readouterr().err == ""             # -q: nothing on stderr
     run_ratios(**{**RUN, "seeds": 1, "progress": True})
     assert "1/1" in capsys.readouterr().err
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(hetero, capsys):
+    """issue 21 item 5: under a pipe or a log (pytest's stderr) a long run still reports, as
+    plain lines ("ratios: k/n done, t s"), at most every LINE_EVERY seconds and at the end."""
+    run_ratios(**{**RUN, "seeds": 1, "progress": None})
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and lines[-1].startswith("ratios: 1/1 done")

@@ -89,3 +89,16 @@ def test_certify_cli_prints_the_gap_and_the_steps(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "gap        0.00%" in out and "exact" in out
     assert optsched.load_schedule(tmp_path / "s.json", "ring_contention") is not None
+
+
+def test_ratios_with_scip_proves_the_same_optima():
+    """``optsched ratios --solver scip``: the workers solve with SCIP, OPT as with HiGHS."""
+    pytest.importorskip("pyscipopt")
+    from optsched.experiments.ratios import run_ratios
+
+    def opts(solver):
+        rows = run_ratios(families=["elastic_cluster"], preset="tiny", seeds=2, progress=False,
+                          solver=solver)
+        return {r["seed"]: r["opt"] for r in rows if r["method"] == "exact"}
+
+    assert opts("scip") == pytest.approx(opts("highs"))
