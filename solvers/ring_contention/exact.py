@@ -207,7 +207,8 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     skipped = Refusal(late="deadline expired") if deadline.expired() else _too_big(size, deadline)
     if skipped is not None:
         return Outcome(incumbent, skipped.status(incumbent is not None), float(lb),
-                       {**info, "skipped": str(skipped), "not_built": str(skipped)})
+                       {**info, "skipped": str(skipped),
+                        "not_built": str(skipped).split("; ")[0]})
     from optsched.solvers.highs import report_outcome, solve_model
 
     at_bound, lb = _at_bound(inst, lb, deadline.within(deadline.limit(AT_BOUND_SHARE)), seed, info)

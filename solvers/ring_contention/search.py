@@ -12,8 +12,8 @@ be split across servers when no single server has room.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable
 
 import numpy as np
 
@@ -75,10 +75,12 @@ class Candidate:
     makespan: int
     finish: list[int]
     schedule: Schedule
+    memo: Any = None
 
 
-#: evaluate(order, split, limit) -> Candidate or None (None: infeasible or makespan > limit)
-Evaluator = Callable[[list[int], list[bool], int], "Candidate | None"]
+#: evaluate(order, split, limit, parent) -> Candidate or None (None: infeasible or makespan >
+#: limit); ``parent`` (optional) is the list the order was derived from, for reuse of its state
+Evaluator = Callable[..., "Candidate | None"]
 
 
 def pass_evaluator(inst: Instance) -> Evaluator:
@@ -87,7 +89,8 @@ def pass_evaluator(inst: Instance) -> Evaluator:
     cache: dict = {}
     zero = [0.0] * len(inst.jobs)
 
-    def evaluate(order: list[int], split: list[bool], limit: int) -> Candidate | None:
+    def evaluate(order: list[int], split: list[bool], limit: int,
+                 parent: Candidate | None = None) -> Candidate | None:
         state = run_pass(inst, order, 1.0, lambda j: SPLIT if split[j] else WAIT, zero, cache)
         if state is None:
             return None
@@ -136,19 +139,41 @@ def neighbour(cand: Candidate, rng: np.random.Generator) -> tuple[list[int], lis
 
 def climb(evaluate: Evaluator, start: Candidate, deadline: Deadline,
           rng: np.random.Generator, target: int = 0) -> tuple[Candidate, int]:
-    """Hill climbing with plateau moves: a neighbour (:func:`neighbour`) replaces the current
-    list when its makespan is no larger (candidates past it are cut short by ``limit``). The
-    deadline is checked before every evaluation; the climb stops early at a makespan <=
-    ``target`` (a lower bound: nothing shorter exists). Returns the best list and the
-    #evaluations."""
-    cur, evaluations = start, 0
-    while not deadline.expired() and cur.makespan > target:
+    """Iterated local search: hill climbing with plateau moves — a neighbour
+    (:func:`neighbour`) replaces the current list when its makespan is no larger (candidates past
+    it are cut short by ``limit``) — restarted from a perturbation of the best list (:func:`kick`)
+    after :data:`STALL` evaluations without a strictly better one. The deadline is checked
+    before every evaluation; the search stops early at a makespan <= ``target`` (a lower bound:
+    nothing shorter exists). Returns the best list and the #evaluations."""
+    best = cur = start
+    evaluations = stall = 0
+    horizon = max(start.finish) if start.finish else 0
+    while not deadline.expired() and best.makespan > target:
+        if stall >= STALL:
+            kicked = evaluate(*kick(best, rng), max(horizon, best.makespan + 1))
+            evaluations, stall = evaluations + 1, 0
+            cur = kicked if kicked is not None else best
+            continue
         order, split = neighbour(cur, rng)
-        cand = evaluate(order, split, cur.makespan)
-        evaluations += 1
+        cand = evaluate(order, split, cur.makespan, cur)
+        evaluations, stall = evaluations + 1, stall + 1
         if cand is not None:
             cur = cand
-    return cur, evaluations
+            if cand.makespan < best.makespan:
+                best, stall = cand, 0
+    return best, evaluations
+
+
+#: Evaluations without a strictly better list before :func:`climb` kicks; moves per kick.
+STALL, KICK_MOVES = 300, 4
+
+
+def kick(cand: Candidate, rng: np.random.Generator) -> tuple[list[int], list[bool]]:
+    """A perturbation: :data:`KICK_MOVES` random neighbour moves in a row."""
+    order, split = cand.order, cand.split
+    for _ in range(KICK_MOVES):
+        order, split = neighbour(replace(cand, order=order, split=split), rng)
+    return order, split
 
 
 def starts_of(evaluate: Evaluator, orders: list[list[int]], flags: list[bool],
@@ -166,6 +191,11 @@ def starts_of(evaluate: Evaluator, orders: list[list[int]], flags: list[bool],
 # ----------------------------------------------------------------------------------------------
 # One-server rings: a serial schedule generation scheme with backfilling
 # ----------------------------------------------------------------------------------------------
+
+#: (position k, server usage, starts, servers) after the first k jobs of a list
+Snapshot = tuple[int, np.ndarray, list[int], list[int]]
+SNAPSHOT_EVERY = 8
+
 
 class ServerProfiles:
     """GPU usage of every server per slot, for one-server rings only.
@@ -185,29 +215,45 @@ class ServerProfiles:
         self.horizon = horizon
         self.dur = [duration(inst, j, 1) for j in range(len(inst.jobs))]
 
-    def place_all(self, order: list[int]) -> tuple[int, list[int], list[int]] | None:
-        """Place ``order`` greedily; (makespan, starts, servers), or None past the horizon."""
-        n = len(order)
-        used = np.zeros((len(self.cap), self.horizon + 1), dtype=np.int32)
-        starts, where = [0] * n, [0] * n
-        for j in order:
-            g, d = self.inst.jobs[j].gpus, self.dur[j]
-            bad = np.zeros((len(self.cap), self.horizon + 2), dtype=np.int32)
-            np.cumsum(used + g > self.cap[:, None], axis=1, out=bad[:, 1:])
-            window = bad[:, d:] - bad[:, :-d] if d <= self.horizon else None
-            if window is None:
+    def place_all(self, order: list[int], resume: Snapshot | None = None
+                  ) -> tuple[int, list[int], list[int], list[Snapshot]] | None:
+        """Place ``order`` greedily from ``resume`` (the state after its first k jobs, the same
+        as ``order``'s own first k) or from empty servers; (makespan, starts, servers, snapshots
+        every :data:`SNAPSHOT_EVERY` jobs), or None past the horizon."""
+        k, used, starts, where = resume if resume is not None else (
+            0, np.zeros((len(self.cap), self.horizon + 1), dtype=np.int32), [0] * len(order),
+            [0] * len(order))
+        if used.shape[1] != self.horizon + 1:  # a snapshot taken at another horizon
+            return self.place_all(order)
+        used, starts, where = used.copy(), list(starts), list(where)
+        snaps: list[Snapshot] = []
+        for pos in range(k, len(order)):
+            if pos % SNAPSHOT_EVERY == 0:
+                snaps.append((pos, used.copy(), list(starts), list(where)))
+            j = order[pos]
+            placed = self.earliest(used, self.inst.jobs[j].gpus, self.dur[j])
+            if placed is None:
                 return None
-            ok = window[:, : self.horizon - d + 1] == 0
-            ok[self.cap < g] = False
-            first = np.where(ok.any(axis=1), ok.argmax(axis=1), self.horizon + 1)
-            t = int(first.min())
-            if t > self.horizon - d:
-                return None
-            tied = np.flatnonzero(first == t)  # best fit: the least free capacity at t
-            s = int(tied[np.argmin(self.cap[tied] - used[tied, t])])
-            used[s, t:t + d] += g
+            s, t = placed
+            used[s, t:t + self.dur[j]] += self.inst.jobs[j].gpus
             starts[j], where[j] = t, s
-        return max(starts[j] + self.dur[j] for j in order), starts, where
+        return max(starts[j] + self.dur[j] for j in order), starts, where, snaps
+
+    def earliest(self, used: np.ndarray, g: int, d: int) -> tuple[int, int] | None:
+        """(server, slot) of the earliest start of a ring of ``g`` GPUs and ``d`` slots, ties by
+        best fit (the least free capacity at that slot); None when it cannot end by the horizon."""
+        if d > self.horizon:
+            return None
+        rows = np.flatnonzero(self.cap >= g)
+        bad = np.zeros((len(rows), self.horizon + 2), dtype=np.int32)
+        np.cumsum(used[rows] + g > self.cap[rows, None], axis=1, out=bad[:, 1:])
+        ok = (bad[:, d:] - bad[:, :-d])[:, : self.horizon - d + 1] == 0
+        first = np.where(ok.any(axis=1), ok.argmax(axis=1), self.horizon + 1)
+        t = int(first.min())
+        if t > self.horizon - d:
+            return None
+        tied = rows[first == t]
+        return int(tied[np.argmin(self.cap[tied] - used[tied, t])]), t
 
     def schedule(self, starts: list[int], where: list[int]) -> Schedule:
         """The (start, placement vector) schedule of one-server rings."""
@@ -226,13 +272,25 @@ def profile_evaluator(inst: Instance) -> Evaluator | None:
         return None
     profiles = ServerProfiles(inst, inst.horizon)
 
-    def evaluate(order: list[int], split: list[bool], limit: int) -> Candidate | None:
+    def evaluate(order: list[int], split: list[bool], limit: int,
+                 parent: Candidate | None = None) -> Candidate | None:
         profiles.horizon = min(limit, inst.horizon)
-        placed = profiles.place_all(order)
+        placed = profiles.place_all(order, resume_point(parent, order))
         if placed is None:
             return None
-        span, starts, where = placed
+        span, starts, where, snaps = placed
         finish = [t + d for t, d in zip(starts, profiles.dur)]
-        return Candidate(list(order), list(split), span, finish, profiles.schedule(starts, where))
+        return Candidate(list(order), list(split), span, finish,
+                         profiles.schedule(starts, where), snaps)
 
     return evaluate
+
+
+def resume_point(parent: Candidate | None, order: list[int]) -> Snapshot | None:
+    """The parent's last snapshot within the prefix ``order`` shares with it (jobs placed in the
+    same order reach the same state), or None."""
+    if parent is None or not parent.memo:
+        return None
+    same = next((i for i, (a, b) in enumerate(zip(order, parent.order)) if a != b), len(order))
+    usable = [snap for snap in parent.memo if snap[0] <= same]
+    return usable[-1] if usable else None
