@@ -277,8 +277,8 @@ def test_lower_bound_cut_cap_returns_a_valid_bound():
 
 
 def test_exact_size_guard_and_deadline():
-    """Model F too big for the time left is not built (time_limit at once); at paper scale the MILP
-    runs, its order's simulation is cut by the deadline and F's bound is kept."""
+    """Model F too big for the time left is not built (time_limit at once); at paper scale with 2 s
+    the simulations are cut by the deadline and F's bound, when F ran, is kept."""
     big = generate("paper", 0, scenario="simulation", cojobs=40)
     out = cs_exact.exact(big, deadline=Deadline.after(0.5))
     assert out.status is SolveStatus.TIME_LIMIT and out.info["stopped"].startswith("size guard")
@@ -288,9 +288,10 @@ def test_exact_size_guard_and_deadline():
     out = cs_exact.exact(inst, deadline=Deadline.after(2.0))
     assert out.status is SolveStatus.TIME_LIMIT and out.schedule is None
     assert out.model_objective is None
-    lb = solve(inst, "lower_bound").lower_bound
-    if out.lower_bound is not None:                               # F's dual bound >= LP*'s
-        assert out.lower_bound >= lb - 1e-6 * lb
+    assert out.lower_bound >= cs_bounds.chain_bound(inst) - 1e-6
+    if out.info.get("f_star") is not None:                        # F's dual bound >= LP*'s
+        lb = solve(inst, "lower_bound").lower_bound               # (grouper, first, may use
+        assert out.lower_bound >= lb - 1e-6 * lb                   # all of the 2 s under load)
 
 
 def test_online_grouper_does_not_use_survivors():
