@@ -351,14 +351,17 @@ class Pattern:
         return self.config[4]
 
 
-def pattern_bound(inst: Instance, max_len: float) -> int:
+def pattern_bound(inst: Instance, max_len: float, stop_above: float = math.inf) -> int:
     """An upper bound on the placements :func:`job_patterns` scans over all jobs, counted without
     enumerating them (q = 1: H per configuration; q = 0: the compositions of N over H servers
-    times H PS servers for PS, times 1 for all-reduce)."""
+    times H PS servers for PS, times 1 for all-reduce). The count stops as soon as it exceeds
+    ``stop_above`` (the partial count is returned: enough to compare with a cap)."""
     H, total = inst.n_servers, 0
     for j in range(len(inst.jobs)):
         for w, p, q, n, d in model_configs(inst, j, max_len):
             total += H if q == 1 else math.comb(n + H - 1, H - 1) * (H if inst.is_ps else 1)
+        if total > stop_above:
+            return total
     return total
 
 

@@ -257,15 +257,15 @@ def _early_size_cap(inst: Instance, deadline: Deadline) -> Outcome | None:
     :data:`MAX_SCAN` already for the shortest possible horizon, else None.
 
     Every horizon :func:`exact` uses (``safe_horizon`` of any upper bound) is at least
-    L = max_j (the least d of j's configurations that fit): some job cannot complete earlier.
+    L = max_j (the least d of j's configurations): some job cannot complete earlier.
     ``pattern_bound`` grows with the horizon, so a count over MAX_SCAN at L means the model is
     never built, and the heuristics that bound the horizon need not run (issue 19: at paper
     scale they took a third of certify's time)."""
     from optsched.models import elastic_cluster as em
 
-    shortest = max(min((c[4] for c in em.model_configs(inst, j, math.inf)), default=1)
+    shortest = max(min((c[4] for c in inst.configurations(j)), default=1)
                    for j in range(len(inst.jobs)))
-    scanned = em.pattern_bound(inst, shortest)
+    scanned = em.pattern_bound(inst, shortest, stop_above=MAX_SCAN)
     if scanned <= MAX_SCAN:
         return None
     out = drf(inst, deadline=deadline)
@@ -359,10 +359,11 @@ RUIN_SIZES = (2, 3, 4, 6)
 def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Any-time improvement of the verified schedule ``start`` (certify's upper side, issue 19).
 
-    First every job of ``start`` is re-inserted alone at its earliest completion over every
-    non-dominated configuration of (2f) / (2g) (:meth:`~.search.Search.sweep`), then an
-    earliest-finish list schedule is built from scratch (:func:`~.search.list_schedule`, jobs by
-    a_j + d_j^min) and the better of the two goes on to ruin and recreate
+    First an earliest-finish list schedule over every non-dominated configuration of (2f) / (2g)
+    is built from scratch (:func:`~.search.list_schedule`, jobs by a_j + d_j^min); the better of
+    it and ``start`` goes on (when the deadline cut the list short, every job of ``start`` is
+    re-inserted alone at its earliest completion, :meth:`~.search.Search.sweep`) to ruin and
+    recreate
     (:class:`~.search.Search`): a few jobs running at a random slot are removed and re-inserted
     at their earliest completion, the change kept when sum_j w_j c_j drops. Ours, not the
     paper's; it reuses the baselines' :class:`~.baselines.Timeline` and :func:`~.baselines.place`.
@@ -392,13 +393,12 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
     info: dict[str, Any] = {"start_cost": value}
     if deadline.expired():
         return Outcome(start, SolveStatus.FEASIBLE, None, {**info, "stopped": "deadline"})
-    state = search.Search(inst, best, seed)
-    state.sweep(deadline)
     seeded = search.list_schedule(inst, search.orders(inst)[-1], deadline)
     found = None if seeded is None else search.checked(inst, seeded)
-    info.update({"sweep_cost": state.value, "list_cost": found})
-    if found is not None and found < state.value:
-        state = search.Search(inst, seeded, seed)
+    info["list_cost"] = found
+    state = search.Search(inst, seeded if found is not None and found < value else best, seed)
+    if found is None:  # the deadline cut the list schedule short: improve the start job by job
+        state.sweep(deadline)
     while not deadline.expired():
         state.step(RUIN_SIZES[state.tries % len(RUIN_SIZES)], deadline)
     if state.value < value:
