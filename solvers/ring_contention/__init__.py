@@ -9,6 +9,8 @@ lower_bound  max(LB_len, LB_area, LB_conf) and, on small instances, the dual bou
              with contention-free durations (digest §3.5).
 sjf_bco      Algorithm 1: SJF order, bisection on theta_u in [1, T], kappa loop, FA-FFP (Alg. 2)
              for G_j <= kappa, LBSGF (Alg. 3) otherwise.
+certify      (issue 19) bound = ``lower_bound``; improve = :func:`.exact.improve`, iterated local
+             search over LPT lists on a one-server backfilling scheme and on the pass (:mod:`.search`).
 first_fit, list_scheduling, random   the baselines of Sec. 7.2 (FF and LS with their own bisection
              on theta_u, RAND with theta_u = T), all in the same event-driven pass.
 

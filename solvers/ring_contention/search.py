@@ -5,9 +5,11 @@ event-driven pass (:func:`~optsched.solvers.ring_contention.algorithm.run_pass`,
 
 SJF-BCO (Alg. 1) orders jobs smallest-first and spreads them by the budget U; for the makespan a
 longest-first order that keeps rings on one server (B_j = b^i, no contention (6), one overhead
-term xi_2 in (8)) is the classical LPT rule. The search keeps the pass's semantics (jobs start
-in list order at a monotone clock) and only changes the order and, per job, whether a ring may
-be split across servers when no single server has room.
+term xi_2 in (8)) is the classical LPT rule. Two evaluators score a list: the pass (jobs start
+in list order at a monotone clock; per job a flag says whether a ring may be split across servers
+when no single server has room) and, when every job fits on one server, a serial scheme with
+backfilling over one-server rings (:class:`ServerProfiles`). :func:`climb` is an iterated local
+search over the list; :func:`~optsched.solvers.ring_contention.exact.improve` drives it.
 """
 
 from __future__ import annotations
