@@ -76,7 +76,7 @@ class AOnlineParams(Params):
     pricing: Pricing = param(
         "paper", "A_mincost1 (Alg. 4, PS with q = 0): 'paper' with the digest's fixes #10 "
                  "(reset N_hat per n) and #11 (s = max(1, ceil((N-g) b/B))); 'literal' without "
-                 "#11; 'exact' the exact transportation variant (digest Sec. 4.5, errata E1)")
+                 "#11; 'exact' the exact transportation variant (digest Sec. 4.5, errata Z1)")
     tie_break: TieBreak = param(
         "paper", "A_maxweight lines 3-6 and Algs. 4-7 'if cost < cost_min': 'paper' keeps the "
                  "first candidate of the enumeration order among equal price costs (on an idle "
@@ -287,10 +287,10 @@ def a_online(inst: Instance, params: AOnlineParams, *, deadline: Deadline,
     Theorem 5 claims A_online is 4 alpha-competitive for sum_j w_j c_j under (A1), (A2), with
     alpha from eq. (6) over w(J) and windows at alpha tau_i (``AOnlineParams()``, registered as
     ``a_online``; ``a_online_exact_pricing`` uses the exact A_mincost1). Theorem 1 (A_mincost1 is
-    optimal) fails: errata E1. The paper's "alpha close to 4" is not the formula's alpha: errata
-    E2 (``a_online_compact`` and ``a_online_eft`` are non-paper variants with per-round alpha and
+    optimal) fails: errata Z1. The paper's "alpha close to 4" is not the formula's alpha: errata
+    Z2 (``a_online_compact`` and ``a_online_eft`` are non-paper variants with per-round alpha and
     compact windows). The ">= 30 % better than the baselines" of Sec. 7 is not reproduced:
-    errata E3.
+    errata Z3.
 
     Examples
     --------

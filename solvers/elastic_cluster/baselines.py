@@ -233,7 +233,7 @@ def fifo(inst: Instance, params: FifoParams, *, deadline: Deadline, seed: int = 
     Notes
     -----
     One of the paper's baselines (Sec. 7, Figs. 2, 5), described in one sentence; every detail is
-    the digest's Sec. 4.8 reimplementation. Sec. 7 claims A_online beats it by >= 30 %: errata E3.
+    the digest's Sec. 4.8 reimplementation. Sec. 7 claims A_online beats it by >= 30 %: errata Z3.
 
     Examples
     --------
@@ -282,7 +282,7 @@ def drf(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     -----
     One of the paper's baselines (Sec. 7, Figs. 2, 5; digest Sec. 4.8 reimplementation, no
     parameter). Sec. 7 claims A_online beats it by >= 30 %; measured, DRF beats A_online at paper
-    scale: errata E3.
+    scale: errata Z3.
 
     Examples
     --------
@@ -446,7 +446,7 @@ def tiresias(inst: Instance, params: TiresiasParams, *, deadline: Deadline,
     -----
     One of the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation of Tiresias' 2D-LAS).
     Preemptive, so its schedules follow a relaxed model and are not compared with the exact
-    optimum. Sec. 7 claims A_online beats it by >= 30 %: errata E3.
+    optimum. Sec. 7 claims A_online beats it by >= 30 %: errata Z3.
 
     Examples
     --------
@@ -489,7 +489,7 @@ def antman(inst: Instance, params: AntmanParams, *, deadline: Deadline, seed: in
     -----
     One of the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation). Preemptive, so its
     schedules follow a relaxed model and are not compared with the exact optimum. Sec. 7 claims
-    A_online beats it by >= 30 %: errata E3.
+    A_online beats it by >= 30 %: errata Z3.
 
     Examples
     --------

@@ -93,7 +93,7 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     against brute force, against the configuration MILP
     (:func:`~optsched.models.elastic_cluster.build_offline`, the previous ``exact``) and against
     ``exact_cp``. Sec. 3.3 of the paper calls (2) without (2b), (2d) a MILP; it is not (errata
-    E4), hence the enumerated placements.
+    Z4), hence the enumerated placements.
 
     Examples
     --------
