@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from optsched.family import CertifySpec, CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family, WorstSpec
 from optsched.method import Method
 from optsched.problems import edge_cloud as _problem
 from optsched.problems.edge_cloud import verify_preemptive
@@ -113,6 +113,7 @@ SPEC = Family(
     # improvement builds its own list schedules, the other heuristics are far behind at scale)
     certify=CertifySpec(bound="colgen_bound", improve=exact.improve,
                         starts=("greedy_ect", "a_online_model")),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
 )
 
 __all__ = ["METHODS", "SPEC"]

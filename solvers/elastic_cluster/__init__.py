@@ -33,7 +33,7 @@ imports neither Pyomo nor HiGHS (:mod:`.bounds` loads them when it solves).
 
 from __future__ import annotations
 
-from optsched.family import CertifySpec, CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family, WorstSpec
 from optsched.method import Method
 from optsched.problems import elastic_cluster as _problem
 from optsched.solvers.cpsat import cp_method
@@ -125,6 +125,7 @@ SPEC = Family(
     # far worse) and improves by earliest-finish list scheduling and ruin and recreate
     certify=CertifySpec(bound="lower_bound", improve=exact.improve,
                         starts=("drf", "fifo", "a_online_compact")),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
 )
 
 __all__ = ["METHODS", "READINGS", "SPEC"]

@@ -31,7 +31,7 @@ the functions that use them), so collecting the Family is cheap.
 
 from __future__ import annotations
 
-from optsched.family import CertifySpec, CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family, WorstSpec
 from optsched.method import Method
 from optsched.problems import hetero_gpu as _problem
 from optsched.solvers.cpsat import cp_method
@@ -97,6 +97,8 @@ SPEC = Family(
     # issue 14 item 5: twice the tiny size, still proven in seconds by the new exact model
     ratio_preset="small",
     certify=CertifySpec(bound="fluid_bound", improve=exact.improve),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS,
+                    (_workloads.gpu_column,)),
 )
 
 __all__ = ["METHODS", "SPEC"]

@@ -28,7 +28,7 @@ GPUs of its list (A11); kappa runs over the distinct G values (A12, exactly equi
 
 from __future__ import annotations
 
-from optsched.family import CertifySpec, CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family, WorstSpec
 from optsched.method import Method
 from optsched.problems import ring_contention as _problem
 from optsched.solvers.cpsat import cp_method
@@ -90,4 +90,5 @@ SPEC = Family(
     ratio_preset="small",
     # issue 19: the closed-form bounds (M3 only when small), LPT local search as the upper side
     certify=CertifySpec(bound="lower_bound", improve=exact.improve),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
 )
