@@ -5,12 +5,13 @@
 1. **exact** (a share of the time): the family's exact method. On small instances it proves the
    optimum and certify is done; past its model-size cap it returns at once with the best
    heuristic and a bound (it is never built, ``info["not_built"]``).
-2. **upper side**: every start method (the family's ``algorithm`` and ``baseline`` methods, or
+2. **lower side**: the family's strongest bound method (:attr:`~optsched.family.CertifySpec.bound`),
+   any-time: whatever it returns when its share of the time ends is a valid bound. It runs before
+   the upper side because it needs no schedule and is the slow side at paper scale.
+3. **upper side**: every start method (the family's ``algorithm`` and ``baseline`` methods, or
    :attr:`~optsched.family.CertifySpec.starts`), each verified by the family's checker; then the
    family's any-time improvement (:attr:`~optsched.family.CertifySpec.improve`: neighbourhoods of
-   the best schedule re-optimised by the exact models), verified again.
-3. **lower side**: the family's strongest bound method (:attr:`~optsched.family.CertifySpec.bound`),
-   any-time: whatever it returns when its share of the time ends is a valid bound.
+   the best schedule re-optimised by the exact models), verified again, with the time left.
 
 The Result's ``objective`` is the best verified schedule, ``lower_bound`` the best bound, and
 ``status`` ``optimal`` when they meet (within the tolerance of :mod:`optsched.tolerance`);
@@ -41,8 +42,8 @@ DEFAULT_TIME_LIMIT = 600.0
 EXACT_SHARE = 0.3
 #: Share of the time left that each start heuristic may use (its deadline; most take a second).
 START_SHARE = 0.1
-#: Share of the time left (after the heuristics) that the bound may use; the improvement gets the
-#: rest.
+#: Share of the time left (after the exact step) that the bound may use; the start heuristics and
+#: the improvement get the rest.
 BOUND_SHARE = 0.5
 
 
@@ -123,10 +124,10 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
         done.add(result.method)
     if "exact" not in done:
         _run_exact(family, instance, sides, steps, deadline, seed)
+    if not sides.closed():   # the bound first: it needs no schedule, and it is the slow side
+        _run_bound(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
         _run_starts(family, instance, sides, steps, deadline, seed, done)
-    if not sides.closed():
-        _run_bound(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
         _run_improve(family, instance, sides, steps, deadline, seed)
     return _result(instance, sides, steps, deadline, time.perf_counter() - started)
