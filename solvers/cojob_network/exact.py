@@ -220,8 +220,9 @@ def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
 
 def _event_cuts(instance: Instance) -> list:
     """Queyranne cuts (15) for Model E: all of them when there are at most :data:`CUT_LIMIT`
-    (counted as ``sum_p (2^|M_p| - 1)`` before any is enumerated: issue 22 item 3, enumerating
-    them first took minutes and 1.4 GB on 6-8 cojobs), else one per port (the whole ``M_p``)."""
+    (counted as ``sum_p (2^|M_p| - 1)`` before any is enumerated, issue 22 item 3: enumerating
+    them all first is exponential in ``|M_p|``), else one per port (the whole ``M_p``). Their
+    terms count in Model E's size guard."""
     from optsched.models import cojob_network as cm
 
     ports = cm.port_stages(instance)
