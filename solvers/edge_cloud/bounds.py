@@ -795,7 +795,10 @@ class _PoolMaster:
         self.columns: list[PoolColumn] = []
 
     def add(self, cols: list[PoolColumn]) -> None:
-        starts, rows, vals, cost = [], [], [], []
+        starts: list[int] = []
+        rows: list[int] = []
+        vals: list[float] = []
+        cost: list[float] = []
         for col in cols:
             job = self.instance.jobs[col.job]
             starts.append(len(rows))
@@ -952,7 +955,8 @@ def _price_round(instance: Instance, pools: _Pools, eta: np.ndarray, pi_w: np.nd
     value, prices = None, None
     for qw, qp in ((sw, sp), (pi_w, pi_p)):
         cw, cp = _prefix(qw), _prefix(qp)
-        new, least = [], []
+        new: list = []
+        least: list = []
         for j in range(len(instance.jobs)):
             if deadline.expired():
                 return [], value, prices, False

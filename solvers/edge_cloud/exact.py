@@ -206,12 +206,16 @@ class Placer:
 
 
 def list_schedule(instance: Instance, order: list[int], deadline: Deadline) -> Placer | None:
-    """Place jobs in ``order`` by :meth:`Placer.best` (None when ``deadline`` passes first)."""
+    """Place jobs in ``order`` by :meth:`Placer.best` (None when ``deadline`` passes first or a
+    job has no placement)."""
     placer = Placer(instance)
     for j in order:
         if deadline.expired():
             return None
-        placer.put(j, placer.best(j))
+        run = placer.best(j)
+        if run is None:   # no placement at all: no list schedule in this order
+            return None
+        placer.put(j, run)
     return placer
 
 
@@ -263,8 +267,8 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     return Outcome(best, status, None, info)
 
 
-def _search(instance: Instance, value: int, runs: dict[int, Run], deadline: Deadline, seed: int,
-            info: dict) -> tuple[int, dict[int, Run]]:
+def _search(instance: Instance, value: float, runs: dict[int, Run], deadline: Deadline, seed: int,
+            info: dict) -> tuple[float, dict[int, Run]]:
     """Step 2 of :func:`improve`: list schedules in the order of the best schedule's starts
     perturbed by ``N(0, sigma^2)`` times each run's length (sigma cycling through :data:`SIGMAS`);
     a schedule of no larger total flow replaces the best."""

@@ -202,7 +202,10 @@ def _add_fluid_columns(m, inst: Instance, points: np.ndarray, tc: np.ndarray, ts
                        cap0: int, par0: int) -> None:
     """The v[n,g,t] columns of :func:`fluid_lp` (only intervals ending after a_n), in CSC."""
     n_jobs, n_cls, n_int = len(inst.jobs), tc.shape[1], len(points)
-    cost, starts, rows, values = [], [], [], []
+    cost: list[float] = []
+    starts: list[int] = []
+    rows: list[int] = []
+    values: list[float] = []
     for n, job in enumerate(inst.jobs):
         tasks = job.rounds * job.tasks_per_round
         first = max(0, int(np.searchsorted(points, job.arrival, side="right")) - 1)
