@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems import cojob_network as _problem
@@ -355,7 +357,7 @@ def order_cost(instance: Instance, order) -> float:
     bound (14) and its heaviest port prefix ``max_p sum_{a <= b} L^a_p``; ``sum_b (S_b - r_g)``.
     A lower estimate of the simulated cost of ``order``, used only to rank moves."""
     done: dict = {}
-    prefix = 0.0
+    prefix = np.zeros(instance.n_ports)
     total = 0.0
     for g, k in order:
         load = instance.loads[g, k]
