@@ -42,6 +42,8 @@ DEFAULT_TIME_LIMIT = 600.0
 EXACT_SHARE = 0.3
 #: Share of the time left that each start heuristic may use (its deadline; most take a second).
 START_SHARE = 0.1
+#: The share of a start heuristic while no verified schedule exists yet (certify must end with one).
+FIRST_START_SHARE = 0.5
 #: Share of the time left (after the exact step) that the bound may use; the start heuristics and
 #: the improvement get the rest.
 BOUND_SHARE = 0.5
@@ -194,7 +196,10 @@ def _run_starts(family: Family, instance: Any, sides: Sides, steps: list[dict],
         if deadline.expired():
             steps.append({"method": entry.name, "side": "upper", "skipped": "deadline"})
             continue
-        _step(family, instance, entry, deadline.within(deadline.limit(START_SHARE)), seed,
+        # until some schedule exists a start may take half of what is left (a paper-scale
+        # simulation can need more than START_SHARE on a loaded machine); then START_SHARE
+        share = START_SHARE if sides.schedule is not None else FIRST_START_SHARE
+        _step(family, instance, entry, deadline.within(deadline.limit(share)), seed,
               "upper", sides, steps)
 
 
@@ -254,5 +259,5 @@ def _plain(x: float) -> float | str:
     return "inf" if math.isinf(x) else x
 
 
-__all__ = ["BOUND_SHARE", "DEFAULT_TIME_LIMIT", "EXACT_SHARE", "START_SHARE", "Sides", "certify", "certify_bound",
+__all__ = ["BOUND_SHARE", "DEFAULT_TIME_LIMIT", "EXACT_SHARE", "FIRST_START_SHARE", "START_SHARE", "Sides", "certify", "certify_bound",
            "start_methods"]
