@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from optsched.family import CertifySpec, CompareSpec, Family
+from optsched.family import CertifySpec, CompareSpec, Family, WorstSpec
 from optsched.method import Method
 from optsched.problems import cojob_network as _problem
 from optsched.solvers.cojob_network.algorithm import (
@@ -109,4 +109,5 @@ SPEC = Family(
         "baraat", "baraat_fifo", "sincronia", "sincronia_full", "fair_share")),
     certify=CertifySpec(bound="order_bound", improve=exact.improve,
                         starts=("grouper_offline", "pda_chain")),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
 )
