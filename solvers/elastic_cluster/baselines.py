@@ -178,9 +178,31 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
     s = np.maximum(1.0, _ps_counts(inst, m, p, n)[y])  # Instance.ps_needed(m, p, n - y_h)
     ok = (y[:, None] * e[None, :] + s[:, None] * z[None, :] <= room).all(axis=1)
     if not ok.any():
-        return None
+        return _ps_first(inst, m, p, n, room, pos)
     h = int(np.argmax(ok))
     return tuple(int(v) for v in y), tuple(int(s[h]) if k == h else 0 for k in range(H)), 0
+
+
+def _ps_first(inst: Instance, m: int, p: int, n: int, room: np.ndarray, pos: np.ndarray):
+    """A distributed placement that reserves the PSs first (used only when filling workers
+    first leaves no server for them): for each server h, the PSs every worker being remote would
+    need, then the workers greedily in what is left; fewer remote workers never need more PSs.
+    None when no server works (an instance where filling workers first found nothing: a ps job
+    whose PS fits only on a server the greedy fill had used)."""
+    e, z, H = inst.e[m], inst.z[p], inst.n_servers
+    most = max(1, int(_ps_counts(inst, m, p, n)[0]))
+    for h in range(H):
+        left = room.copy()
+        left[h] = left[h] - most * z
+        if (left[h] < 0).any():
+            continue
+        caps = _count_fit(left[:, pos], e[pos]).min(axis=1)
+        y = np.clip(n - (np.cumsum(caps) - caps), 0, caps).astype(int)
+        if y.sum() < n:
+            continue
+        s = max(1, int(_ps_counts(inst, m, p, n)[y[h]]))
+        return tuple(int(v) for v in y), tuple(s if k == h else 0 for k in range(H)), 0
+    return None
 
 
 class Timeline(CapacityProfile):
