@@ -262,7 +262,7 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
                           runtime=time.perf_counter() - start, opt=opt)
 
     objective = None if math.isinf(result.objective) else result.objective
-    lb = _finite(result.lower_bound)
+    lb = finite_or_none(result.lower_bound)
     checks = dict.fromkeys(CHECKS)
     checks["verified"] = True if result.schedule is not None else None
     if "bound_dropped" in result.info:  # the method's bound exceeded its own verified schedule
@@ -281,19 +281,20 @@ def _run_method(inst, entry, base: dict, opt: float | None, time_limit) -> dict:
             if lb is not None:
                 checks["lb_le_opt"] = at_most(lb, opt)
             if entry.kind == "bound":
-                ratio = _ratio(lb, opt)
+                ratio = ratio_of(lb, opt)
             elif objective is not None:
                 checks["opt_le_alg"] = at_most(opt, objective)
-                ratio = _ratio(objective, opt)
+                ratio = ratio_of(objective, opt)
         if ratio is not None and result.guarantee is not None and entry.kind != "bound":
             checks["within_guarantee"] = ratio <= result.guarantee * (1 + REL) + REL
     row.update(status=result.status.value, objective=objective, lower_bound=lb,
-               runtime_s=result.runtime_s, guarantee=_finite(result.guarantee), opt=opt,
+               runtime_s=result.runtime_s, guarantee=finite_or_none(result.guarantee), opt=opt,
                ratio=ratio, checks=checks, error=None)
     return _ordered(row)
 
 
-def _ratio(value: float | None, opt: float) -> float | None:
+def ratio_of(value: float | None, opt: float) -> float | None:
+    """value / opt; 1 when both are 0 (within REL), None when only ``opt`` is (or no value)."""
     if value is None:
         return None
     if abs(opt) <= REL:
@@ -301,7 +302,8 @@ def _ratio(value: float | None, opt: float) -> float | None:
     return value / opt
 
 
-def _finite(x) -> float | None:
+def finite_or_none(x) -> float | None:
+    """``x`` as a float, or None when it is None or not finite."""
     if x is None:
         return None
     x = float(x)
@@ -310,7 +312,7 @@ def _finite(x) -> float | None:
 
 def _guarantee(entry, inst) -> float | None:
     try:
-        return _finite(entry.guarantee_on(inst))
+        return finite_or_none(entry.guarantee_on(inst))
     except Exception:  # noqa: BLE001
         return None
 

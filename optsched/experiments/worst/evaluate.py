@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from optsched import registry
 from optsched.errors import InfeasibleSchedule
+from optsched.experiments.ratios import finite_or_none, ratio_of
 from optsched.experiments.worst.sizes import size_of
 from optsched.result import SolveStatus
 from optsched.tolerance import REL
@@ -16,19 +17,6 @@ from optsched.tolerance import REL
 
 
 # --------------------------------------------------------------------------- evaluation
-
-
-def finite_or_none(x) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _ratio(value: float, ref: float) -> float | None:
-    if abs(ref) <= REL:
-        return 1.0 if abs(value) <= REL else None
-    return value / ref
 
 
 #: Memory (bytes) one guarded evaluation may add to the process, and its hard wall-clock limit as
@@ -189,7 +177,7 @@ def evaluate_here(task: dict) -> list[dict]:
                 obj = finite_or_none(res.objective)
                 row.update(objective=obj, runtime_s=res.runtime_s,
                            guarantee=finite_or_none(res.guarantee))
-                ratio = None if obj is None else _ratio(obj, ref_obj)
+                ratio = None if obj is None else ratio_of(obj, ref_obj)
                 if obj is None:
                     row["status"] = "no_schedule"
                     row["error"] = f"{name}: no schedule ({res.status.value})"
@@ -232,4 +220,4 @@ def screen_here(task: dict) -> float | None:
     target = objs.get(task["method"])
     if target is None or not objs:
         return None
-    return _ratio(target, min(objs.values()))
+    return ratio_of(target, min(objs.values()))

@@ -78,13 +78,18 @@ def op_extreme(doc, ctx: Ctx):
     return doc
 
 
-def op_equalise(doc, ctx: Ctx):
-    """Two values of the same field made equal (merge two arrivals, one type for two jobs)."""
+def _repeated_field(doc, ctx: Ctx) -> tuple[dict[str, list], str | None]:
+    """The leaf paths of ``doc`` by field pattern, and a random pattern with at least two
+    leaves (None when there is none)."""
     groups: dict[str, list] = {}
     for p in leaf_paths(doc):
         groups.setdefault(pattern_of(p), []).append(p)
-    pats = [k for k, v in groups.items() if len(v) >= 2]
-    pat = _pick(ctx.rng, pats)
+    return groups, _pick(ctx.rng, [k for k, v in groups.items() if len(v) >= 2])
+
+
+def op_equalise(doc, ctx: Ctx):
+    """Two values of the same field made equal (merge two arrivals, one type for two jobs)."""
+    groups, pat = _repeated_field(doc, ctx)
     if pat is None:
         return None
     a, b = ctx.rng.choice(len(groups[pat]), size=2, replace=False)
@@ -167,11 +172,7 @@ def op_replace(doc, ctx: Ctx):
 def op_flatten(doc, ctx: Ctx):
     """Every value of one field set to one value (all arrivals equal, all sync times 0): 0,
     the smallest present, or one of them."""
-    groups: dict[str, list] = {}
-    for p in leaf_paths(doc):
-        groups.setdefault(pattern_of(p), []).append(p)
-    pats = [k for k, v in groups.items() if len(v) >= 2]
-    pat = _pick(ctx.rng, pats)
+    groups, pat = _repeated_field(doc, ctx)
     if pat is None:
         return None
     values = [get_at(doc, p) for p in groups[pat]]
