@@ -13,7 +13,8 @@ Protocol (benchmarks/README.md, "Exact reach"):
   (:data:`LADDERS`: hetero_gpu ``max_tasks`` = size and ``n_jobs`` = ceil(0.6 size), so the task
   count is the size; edge_cloud ``n_jobs`` = size; elastic_cluster ``n_jobs`` = (size, size)
   (architecture ``ps`` for even seeds, ``allreduce`` for odd ones, as the preset); ring_contention ``sizes`` = the small mix of
-  GPUs per job {1:3, 2:2, 4:1} repeated to ``size`` jobs);
+  GPUs per job {1:3, 2:2, 4:1} repeated to ``size`` jobs); cojob_network from ``tiny`` (2 machines,
+  1-2 jobs and 1-2 stages per cojob) with ``cojobs`` = (size, size);
 * engines: ``milp`` = the registry's ``exact`` (``optsched.solve(inst, "exact", time_limit=...)``,
   HiGHS, threads = 1, gap 0) and ``cp`` = each family's registered ``exact_cp`` (CP-SAT, one
   worker), each with the same time limit, seed 0, one instance at a time in this process;
@@ -62,6 +63,7 @@ class Ladder:
     overrides: Callable[[int], dict]
     measure: Callable[[Any], int]
     unit: str
+    preset: str = "small"
 
 
 LADDERS: dict[str, Ladder] = {
@@ -75,6 +77,9 @@ LADDERS: dict[str, Ladder] = {
     "ring_contention": Ladder((4, 6, 8, 10, 12, 16, 20, 24, 32),
                               lambda n: {"sizes": _ring_sizes(n)}, lambda inst: len(inst.jobs),
                               "jobs"),
+    "cojob_network": Ladder((2, 3, 4, 5, 6, 7, 8, 10, 12),
+                            lambda n: {"cojobs": (n, n)}, lambda inst: len(inst.cojobs), "cojobs",
+                            "tiny"),
 }
 
 ENGINES = ("milp", "cp")
@@ -108,7 +113,7 @@ def ladder(family: str, engines: list[str], *, sizes: tuple[int, ...], seeds: in
     for size in sizes:
         if not active:
             break
-        instances = [optsched.generate(family, "small", seed, **spec.overrides(size))
+        instances = [optsched.generate(family, spec.preset, seed, **spec.overrides(size))
                      for seed in range(seeds)]
         for engine in list(active):
             failed = False
