@@ -172,7 +172,7 @@ def _step_line(step: dict) -> str:
 
 def _solver_options(args):
     """The solver options of ``--solver``, ``--log``, ``--threads`` and ``--write-model``."""
-    from optsched.solvers.highs import SolverOptions, using
+    from optsched.solvers.options import SolverOptions, using
 
     return using(SolverOptions(name=args.solver, log=args.log, threads=args.threads,
                                write_model=getattr(args, "write_model", None)))

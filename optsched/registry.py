@@ -11,6 +11,7 @@ disagrees with it) and evaluates the method's claimed guarantee on the instance.
 
 from __future__ import annotations
 
+import importlib
 import time
 from typing import Any
 
@@ -21,47 +22,45 @@ from optsched.family import Family
 from optsched.method import Method
 from optsched.result import Outcome, Result, SolveStatus
 
+#: The built-in families, in the order :func:`families` lists them; each is imported on first use
+#: (``optsched.solvers.<name>.SPEC``), so a command on one family loads only that one.
+BUILTIN = ("elastic_cluster", "edge_cloud", "ring_contention", "cojob_network", "hetero_gpu")
 _FAMILIES: dict[str, Family] = {}
-_LOADED = False
 
 
-def _load_builtin() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from optsched.solvers import (cojob_network, edge_cloud, elastic_cluster, hetero_gpu,
-                                  ring_contention)
-
-    for module in (elastic_cluster, edge_cloud, ring_contention, cojob_network, hetero_gpu):
-        _FAMILIES.setdefault(module.SPEC.name, module.SPEC)
+def _load(name: str) -> Family:
+    if name not in _FAMILIES:
+        _FAMILIES[name] = importlib.import_module(f"optsched.solvers.{name}").SPEC
+    return _FAMILIES[name]
 
 
 def families() -> dict[str, Family]:
-    """Every registered family by name, built-in ones first."""
-    _load_builtin()
-    return dict(_FAMILIES)
+    """Every registered family by name, built-in ones first (imports every built-in family)."""
+    built_in = {name: _load(name) for name in BUILTIN}
+    return {**built_in, **{n: f for n, f in _FAMILIES.items() if n not in built_in}}
 
 
 def register(family: Family) -> None:
     """Add a family (a sixth paper, or a toy in tests); its name must be new."""
-    _load_builtin()
-    if family.name in _FAMILIES:
+    if family.name in BUILTIN or family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is already registered")
     _FAMILIES[family.name] = family
 
 
 def unregister(name: str) -> None:
     """Remove a family added with :func:`register`."""
-    _FAMILIES.pop(name, None)
+    if name not in BUILTIN:
+        _FAMILIES.pop(name, None)
 
 
 def get_family(name: Any, error: type[Exception] = UnknownMethod, where: str = "family") -> Family:
     """The family called ``name``; ``error`` (naming ``where``) when there is none."""
-    known = families()
-    if not isinstance(name, str) or name not in known:
-        raise error(f"{where}: unknown family {name!r} (known: {', '.join(known)})")
-    return known[name]
+    if isinstance(name, str) and name in BUILTIN:
+        return _load(name)
+    if isinstance(name, str) and name in _FAMILIES:
+        return _FAMILIES[name]
+    known = [*BUILTIN, *(n for n in _FAMILIES if n not in BUILTIN)]
+    raise error(f"{where}: unknown family {name!r} (known: {', '.join(known)})")
 
 
 def family_of(instance: Any) -> Family:
@@ -118,7 +117,7 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
 
     ``solver`` names the solver of every Pyomo model the method solves (``highs``, the default
     and reference; ``scip`` with the extra ``scip``; any solver Pyomo drives when installed);
-    None keeps the one in force (:func:`optsched.solvers.highs.using`).
+    None keeps the one in force (:func:`optsched.solvers.options.using`).
 
     ``exact`` on an instance whose model is not built (past its size cap, or too big for the time
     left: ``info["not_built"]``) goes on with :func:`optsched.certificate.certify` for the time
@@ -129,7 +128,7 @@ def solve(instance: Any, method: str | None = None, *, time_limit: float | None 
     if solver is not None:
         from dataclasses import replace
 
-        from optsched.solvers.highs import current, using
+        from optsched.solvers.options import current, using
 
         with using(replace(current(), name=solver)):
             return solve(instance, method, time_limit=time_limit, seed=seed)

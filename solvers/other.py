@@ -1,5 +1,5 @@
 """Solvers other than HiGHS for the Pyomo models (issue 21 item 1), reached only through
-:func:`optsched.solvers.highs.solve_model` under :func:`optsched.solvers.highs.using`.
+:func:`optsched.solvers.highs.solve_model` under :func:`optsched.solvers.options.using`.
 
 - ``scip``: the model is written by Pyomo's LP writer and read by pyscipopt (the optional extra
   ``scip``); Pyomo's own ``scip_direct`` cannot translate every model (it raised

@@ -162,7 +162,7 @@ def run_instance(task: dict) -> list[dict]:
     list[dict]
         One row per method in ``task["methods"]`` (never raises for a method's failure).
     """
-    from optsched.solvers.highs import SolverOptions, using
+    from optsched.solvers.options import SolverOptions, using
 
     with using(SolverOptions(name=task.get("solver", "highs"))):
         return _run_instance(task)
@@ -375,7 +375,7 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Rows ordered by family, seed and method registration order.
     """
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
-    from optsched.solvers.highs import check_solver
+    from optsched.solvers.options import check_solver
 
     check_solver(solver)
     if scheduler is None:

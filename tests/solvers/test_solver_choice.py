@@ -12,7 +12,7 @@ from optsched import tolerance
 from optsched.cli import main
 from optsched.errors import OptschedError
 from optsched.result import SolveStatus
-from optsched.solvers.highs import SolverOptions, using
+from optsched.solvers.options import SolverOptions, using
 
 FAMILIES = ("hetero_gpu", "edge_cloud", "ring_contention", "elastic_cluster", "cojob_network")
 
