@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -213,7 +214,7 @@ def cmd_ratios(args) -> None:
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
                       out=args.out, exact=args.exact, solver=args.solver,
                       progress=False if args.quiet else None)
-    print(format_table(rows))
+    print(format_table(rows, wide=args.wide))
 
 
 def cmd_compare(args) -> None:
@@ -228,7 +229,13 @@ def cmd_compare(args) -> None:
 
 
 def cmd_worst(args) -> None:
-    from optsched.experiments.worst import format_result, run_worst
+    from optsched.experiments.worst import format_result, replay, run_worst
+
+    if args.replay:
+        print(format_result(replay(args.family, args.method, args.replay, args.against,
+                                   target=args.target, time_limit=args.time_limit)))
+        return
+    out = args.out or time.strftime(f"worst-{args.family}-{args.method}-%Y%m%d-%H%M%S")
 
     overrides = {}
     for item in args.override or ():
@@ -243,8 +250,8 @@ def cmd_worst(args) -> None:
     res = run_worst(args.family, args.method, args.against, size=args.size, budget=args.budget,
                     time_limit=args.time_limit, seed=args.seed, preset=args.preset,
                     overrides=overrides, workers=args.workers, scheduler=args.scheduler,
-                    out=args.out, strategy=args.strategy)
-    print(format_result(res, args.out))
+                    out=out, strategy=args.strategy, target=args.target)
+    print(format_result(res, out))
 
 
 # --------------------------------------------------------------------------- output files
@@ -511,6 +518,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--solver", default="highs", metavar="NAME",
                    help="solver of every Pyomo model: highs (the reference), scip (extra scip) "
                         "or any solver Pyomo drives when installed (default: %(default)s)")
+    s.add_argument("--wide", action="store_true",
+                   help="one table with a family column and separate ALG/OPT and LB/OPT "
+                        "columns, wider than 100 columns (default: a block per family)")
     _quiet_arg(s)
     s.set_defaults(run=cmd_ratios)
 
@@ -557,15 +567,27 @@ def _parser() -> argparse.ArgumentParser:
                    help="generator preset of the starting instances (default: %(default)s)")
     s.add_argument("--override", action="append", metavar="KEY=VALUE",
                    help="generator override, VALUE in JSON, repeatable (e.g. n_gpus=[1,1])")
-    s.add_argument("--strategy", choices=("search", "random"), default="search",
-                   help="search, or the random-sampling baseline (default: %(default)s)")
+    s.add_argument("--target", default="ratio", metavar="T",
+                   help="what to maximise: ratio (ALG/OPT), violation (ALG/(OPT x the method's "
+                        "claimed guarantee); > 1 refutes the claim) or lemma:NAME (a paper "
+                        "lemma registered for the family, e.g. lemma:lemma3 for "
+                        "ring_contention) (default: %(default)s)")
+    s.add_argument("--strategy", choices=("search", "continuous", "hybrid", "random"),
+                   default="search",
+                   help="search (mutations), continuous (evolution strategy on the numbers), "
+                        "hybrid (continuous + structure moves) or random (baseline) "
+                        "(default: %(default)s)")
+    s.add_argument("--replay", default=None, metavar="FILE",
+                   help="evaluate the instance FILE once with --method, --against and --target "
+                        "(the one-command reproduction of a finding) instead of searching")
     s.add_argument("--workers", type=_positive_int, default=1, metavar="K",
                    help="local processes, at most the cores available (default: %(default)s)")
     s.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="a Dask distributed scheduler instead of local processes")
     s.add_argument("--out", default=None, metavar="DIR",
                    help="write worst.json, the two schedules, result.json and results.jsonl "
-                        "(resumable) to DIR")
+                        "(resumable) to DIR (default: a new folder "
+                        "worst-FAMILY-METHOD-DATE-TIME)")
     s.set_defaults(run=cmd_worst)
 
     s = command("schema", "print the JSON Schema of a family's instance or schedule format",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import statistics
+import textwrap
 from pathlib import Path
 
 SUMMARY_FIELDS = (
-    "family", "method", "kind", "instances", "measured", "alg_opt_mean", "alg_opt_max",
+    "family", "method", "kind", "instances", "measured", "proven", "alg_opt_mean", "alg_opt_max",
     "guarantee", "over_guarantee", "lb_opt_mean", "lb_opt_min", "violations", "failures",
     "timeouts", "runtime_median_s",
 )
@@ -60,6 +61,7 @@ def summarize(rows: list[dict]) -> list[dict]:
         out.append({
             "family": family, "method": method, "kind": kind, "instances": len(group),
             "measured": len(ratios),
+            "proven": sum(r.get("opt") is not None for r in group),
             "alg_opt_mean": None if bound or not ratios else statistics.fmean(ratios),
             "alg_opt_max": None if bound or not ratios else max(ratios),
             "guarantee": max(guarantees) if guarantees else None,
@@ -98,39 +100,106 @@ def _f(v, spec=".3f") -> str:
     return "" if v is None else format(v, spec)
 
 
-def format_table(rows: list[dict], max_notes: int = 12) -> str:
-    """The ratios table: one line per (family, method), then notes on findings and failures.
+#: Kinds as the narrow table prints them.
+SHORT_KIND = {"algorithm": "alg", "baseline": "base"}
+#: Width of the notes under a table (the table itself fits 100 columns unless ``wide``).
+WIDTH = 100
 
-    Columns: family, method, kind, instances (``n``; ``m/n`` when only m had a proven optimum),
-    ALG/OPT mean and max over instances with a
-    proven optimum, the claimed guarantee (max over instances; ``!`` marks a method whose measured
-    ratio exceeds its instance's guarantee somewhere), LB/OPT mean and min for bounds, violations,
-    failures, time-outs, and the median runtime.
+
+def format_table(rows: list[dict], max_notes: int = 12, wide: bool = False) -> str:
+    """The ratios table, then notes on findings and failures.
+
+    Default (fits 100 columns): one block per family headed by its instances and how many optima
+    were proven, then per method: kind, ``on`` (instances the ratio was measured on / instances;
+    for ``exact``, proven / instances), ``ratio mean`` and ``worst`` (ALG/OPT mean and max, or
+    LB/OPT mean and min for bounds, over instances with a proven optimum), the claimed guarantee
+    (max over instances; ``!k``: the measured ratio exceeds its instance's guarantee on k),
+    violations, failures, time-outs (status ``time_limit``: the result depends on the time
+    limit) and the median runtime per call. ``wide=True``: one table with a family column and
+    separate ALG/OPT and LB/OPT columns (``optsched ratios --wide``).
+
+    Examples
+    --------
+    >>> rows = [{"family": "f", "preset": "tiny", "seed": 0, "method": "exact", "kind": "exact",
+    ...          "status": "optimal", "objective": 10.0, "opt": 10.0, "runtime_s": 0.5},
+    ...         {"family": "f", "preset": "tiny", "seed": 0, "method": "alg", "kind": "algorithm",
+    ...          "status": "feasible", "objective": 12.0, "opt": 10.0, "ratio": 1.2,
+    ...          "guarantee": 2.0, "runtime_s": 0.1}]
+    >>> print(format_table(rows).splitlines()[4])
+    alg     alg    1/1      1.2000  1.2000          2     0     0    0     0.100
     """
     summary = summarize(rows)
+    text = _wide(summary, rows) if wide else _by_family(summary, rows)
+    return text + "\n\n" + "\n".join(_wrapped(_notes(rows, max_notes)))
+
+
+def _counted(s: dict) -> str:
+    """``measured/instances`` (for exact: proven/instances)."""
+    return f"{s['measured'] if s['kind'] != 'exact' else s['proven']}/{s['instances']}"
+
+
+def _guarantee_cell(s: dict) -> str:
+    cell = _f(s["guarantee"], ".3g")
+    return cell + (f" !{s['over_guarantee']}" if s["over_guarantee"] else "")
+
+
+def _by_family(summary: list[dict], rows: list[dict]) -> str:
+    header = ("method", "kind", "on", "ratio mean", "worst", "guarantee", "viol", "fail", "t/o",
+              "median s")
+    blocks = []
+    for family in dict.fromkeys(s["family"] for s in summary) or dict.fromkeys(
+            r["family"] for r in rows):
+        lines = []
+        for s in (s for s in summary if s["family"] == family):
+            bound = s["kind"] == "bound"
+            lines.append((s["method"], SHORT_KIND.get(s["kind"], s["kind"] or "-"), _counted(s),
+                          _f(s["lb_opt_mean"] if bound else s["alg_opt_mean"], ".4f"),
+                          _f(s["lb_opt_min"] if bound else s["alg_opt_max"], ".4f"),
+                          _guarantee_cell(s), str(s["violations"]), str(s["failures"]),
+                          str(s["timeouts"]), _f(s["runtime_median_s"], ".3f")))
+        lines += [(r["method"], SHORT_KIND.get(r.get("kind"), r.get("kind") or "-"), "-",
+                   NOT_COMPARABLE, "", "", "", "", "", "") for r in rows
+                  if r.get("status") == NOT_COMPARABLE and r["family"] == family]
+        blocks.append(_family_heading(family, rows) + "\n" + align(header, lines, right_from=2))
+    return "\n\n".join(blocks)
+
+
+def _family_heading(family: str, rows: list[dict]) -> str:
+    mine = [r for r in rows if r["family"] == family and r.get("status") != NOT_COMPARABLE]
+    instances = {(r["preset"], r["seed"]) for r in mine}
+    presets = ", ".join(sorted({p for p, _ in instances})) or "-"
+    proven = len({(r["preset"], r["seed"]) for r in mine if r.get("opt") is not None})
+    return (f"{family}: {len(instances)} instance(s) ({presets}), exact optimum proven on "
+            f"{proven}/{len(instances)}")
+
+
+def _wide(summary: list[dict], rows: list[dict]) -> str:
     header = ("family", "method", "kind", "n", "ALG/OPT mean", "max", "guarantee",
-              "LB/OPT mean", "min", "viol", "fail", "t/o", "time s")
+              "LB/OPT mean", "min", "viol", "fail", "t/o", "median s")
     lines = []
     for s in summary:
-        guarantee = _f(s["guarantee"], ".3g")
-        if s["over_guarantee"]:
-            guarantee += f" !{s['over_guarantee']}"
         n = str(s["instances"])
         if s["kind"] != "exact" and s["measured"] != s["instances"]:
             n = f"{s['measured']}/{n}"          # ratios measured on fewer instances (no OPT, ...)
         lines.append((s["family"], s["method"], s["kind"] or "-", n,
-                      _f(s["alg_opt_mean"], ".4f"), _f(s["alg_opt_max"], ".4f"), guarantee,
-                      _f(s["lb_opt_mean"], ".4f"), _f(s["lb_opt_min"], ".4f"),
+                      _f(s["alg_opt_mean"], ".4f"), _f(s["alg_opt_max"], ".4f"),
+                      _guarantee_cell(s), _f(s["lb_opt_mean"], ".4f"), _f(s["lb_opt_min"], ".4f"),
                       str(s["violations"]), str(s["failures"]), str(s["timeouts"]),
                       _f(s["runtime_median_s"], ".3f")))
     lines += [(r["family"], r["method"], r.get("kind") or "-", "-", NOT_COMPARABLE, "", "", "", "",
                "", "", "", "") for r in rows if r.get("status") == NOT_COMPARABLE]
-    text = align(header, lines, right_from=3)
+    return align(header, lines, right_from=3)
+
+
+def _notes(rows: list[dict], max_notes: int) -> list[str]:
     instances = {(r["family"], r["preset"], r["seed"]) for r in rows
                  if r.get("status") != NOT_COMPARABLE}
     n_rows = sum(r.get("status") != NOT_COMPARABLE for r in rows)
-    notes = [f"{n_rows} rows, {len(instances)} instances. ALG/OPT and LB/OPT only over instances whose "
-             f"exact optimum was proven."]
+    notes = [f"{n_rows} rows, {len(instances)} instances. Ratios (ALG/OPT; LB/OPT for bounds, whose "
+             f"worst is the min) only over instances whose exact optimum was proven; on: instances "
+             f"measured / instances (for exact: proven / instances); guarantee: the paper's claimed "
+             f"bound, max over instances; t/o: status time_limit (the result depends on the time "
+             f"limit); median s: median runtime per call."]
     timeouts = [r for r in rows if r.get("kind") == "exact" and r.get("status") == "time_limit"]
     if timeouts:
         notes.append(f"time-outs: exact hit its time limit on {len(timeouts)} instance(s); their rows "
@@ -147,7 +216,16 @@ def format_table(rows: list[dict], max_notes: int = 12) -> str:
     if any(r.get("status") == NOT_COMPARABLE for r in rows):
         notes.append(f"{NOT_COMPARABLE}: the method solves a relaxed model (e.g. preemptive) and is "
                      "checked by its own verifier; it is not run against the exact optimum.")
-    return text + "\n\n" + "\n".join(notes)
+    return notes
+
+
+def _wrapped(notes: list[str]) -> list[str]:
+    """Notes wrapped at :data:`WIDTH` columns (continuation lines indented)."""
+    out = []
+    for note in notes:
+        indent = " " * (len(note) - len(note.lstrip()) + 2)
+        out += textwrap.wrap(note, WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [""]
+    return out
 
 
 def _portfolio_note(rows: list[dict]) -> list[str]:

@@ -133,7 +133,7 @@ def test_bad_schedule_is_a_violation_not_swallowed(hetero):
     assert all(r["status"] == "violation" and r["checks"]["verified"] is False for r in bad)
     assert all(r["error"].startswith("InfeasibleSchedule: (") for r in bad)
     table = format_table(rows)
-    line = next(ln for ln in table.splitlines() if ln.startswith(f"{FAMILY}  ") and " hare " in ln)
+    line = next(ln for ln in table.splitlines() if ln.startswith("hare "))
     assert line.split()[-4] == "2"                   # viol column
     preset = bad[0]["preset"]
     assert "VIOLATIONS" in table and f"hetero_gpu/hare {preset} seed 0: InfeasibleSchedule" in table
@@ -226,15 +226,24 @@ def test_format_table_layout():
          "checks": {"lb_le_opt": True}},
     ]
     lines = format_table(rows).splitlines()
-    assert lines[0].split()[:4] == ["family", "method", "kind", "n"]
-    for name in ("ALG/OPT mean", "guarantee", "LB/OPT mean", "viol", "fail", "t/o"):
-        assert name in lines[0]
-    alg = lines[3].split()
-    assert alg[:4] == ["f", "alg", "algorithm", "1"] and alg[4:7] == ["1.2000", "1.2000", "1.5"]
-    lb = lines[4].split()
-    assert lb[:6] == ["f", "lb", "bound", "1", "0.8000", "0.8000"]
+    assert lines[0] == "f: 1 instance(s) (tiny), exact optimum proven on 1/1"
+    assert lines[1].split()[:3] == ["method", "kind", "on"]
+    for name in ("ratio mean", "worst", "guarantee", "viol", "fail", "t/o", "median s"):
+        assert name in lines[1]
+    assert lines[3].split()[:3] == ["exact", "exact", "1/1"]
+    assert lines[4].split() == ["alg", "alg", "1/1", "1.2000", "1.2000", "1.5", "0", "0", "0",
+                                "0.100"]
+    assert lines[5].split()[:5] == ["lb", "bound", "1/1", "0.8000", "0.8000"]
     assert "3 rows, 1 instances" in format_table(rows)
-    assert all(len(ln) == len(ln.rstrip()) for ln in lines)
+    assert all(len(ln) == len(ln.rstrip()) and len(ln) <= 100 for ln in lines)
+    wide = format_table(rows, wide=True).splitlines()
+    assert wide[0].split()[:4] == ["family", "method", "kind", "n"]
+    for name in ("ALG/OPT mean", "guarantee", "LB/OPT mean", "viol", "fail", "t/o"):
+        assert name in wide[0]
+    alg = wide[3].split()
+    assert alg[:4] == ["f", "alg", "algorithm", "1"] and alg[4:7] == ["1.2000", "1.2000", "1.5"]
+    lb = wide[4].split()
+    assert lb[:6] == ["f", "lb", "bound", "1", "0.8000", "0.8000"]
 
 
 def test_progress_bar_only_when_asked(hetero, capsys):
