@@ -7,7 +7,6 @@ crashes)."""
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, reject, settings
@@ -20,6 +19,7 @@ from optsched.result import SolveStatus
 from optsched.workloads.cojob_network import generate
 
 from tests.robust import every_method
+from tests.timing import cpu_time
 
 FAMILY = "cojob_network"
 SIZES = st.sampled_from([1e-6, 1e-3, 0.5, 1.0, 3.0, 1e3])
@@ -167,11 +167,11 @@ def test_broken_instance_corpus(data):
     expected = _corpus(folder)
     assert len(expected) >= 30
     for name, message in expected.items():
-        start = time.perf_counter()
+        start = cpu_time()
         with pytest.raises(InvalidInstance) as err:
             load_instance(folder / name)
         assert message in str(err.value), (name, str(err.value))
-        assert "\n" not in str(err.value) and time.perf_counter() - start < 1.0, name
+        assert "\n" not in str(err.value) and cpu_time() - start < 1.0, name
 
 
 def test_broken_schedule_corpus(data):

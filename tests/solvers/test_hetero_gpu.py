@@ -4,7 +4,6 @@ on random instances, paper scale."""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -28,6 +27,7 @@ from optsched.solvers.hetero_gpu.baselines import (
 from optsched.solvers.hetero_gpu.algorithm import list_schedule
 
 from tests.conftest import DATA
+from tests.timing import cpu_time
 
 WORKED_XHAT = {(0, 0, 0): 0, (0, 0, 1): 0, (0, 1, 0): 5, (0, 1, 1): 5, (1, 0, 0): 1}
 
@@ -499,7 +499,7 @@ def paper_instance(request) -> Instance:
 
 @pytest.mark.parametrize("func", BASELINES, ids=lambda f: f.__name__)
 def test_paper_scale_is_fast_and_feasible(func, paper_instance):
-    t0 = time.perf_counter()
+    t0 = cpu_time()
     out = call(func, paper_instance)
-    assert time.perf_counter() - t0 < 10.0
+    assert cpu_time() - t0 < 10.0
     verify(paper_instance, out.schedule)

@@ -30,6 +30,7 @@ from optsched.workloads.ring_contention import generate
 
 from tests.conftest import DATA
 from tests.robust import every_method
+from tests.timing import cpu_time
 
 FAMILY = "ring_contention"
 BROKEN = DATA / FAMILY / "broken"
@@ -119,10 +120,10 @@ def test_a_horizon_too_short_is_infeasible_for_every_method(horizon):
     for m in methods(FAMILY):
         if m.kind == "bound":
             continue
-        start = time.perf_counter()
+        start = cpu_time()
         res = solve(inst, m.name, time_limit=5)
         assert res.status is SolveStatus.INFEASIBLE, m.name
-        assert res.schedule is None and time.perf_counter() - start < 15, m.name
+        assert res.schedule is None and cpu_time() - start < 15, m.name
 
 
 def test_a_horizon_just_long_enough_is_feasible():
@@ -381,11 +382,11 @@ def test_broken_instance_corpus():
     expected = _expected(BROKEN)
     assert len(expected) >= 45
     for name, message in expected.items():
-        start = time.perf_counter()
+        start = cpu_time()
         with pytest.raises(InvalidInstance) as err:
             load_instance(BROKEN / name)
         assert message in str(err.value), (name, str(err.value))
-        assert "\n" not in str(err.value) and time.perf_counter() - start < 2.0, name
+        assert "\n" not in str(err.value) and cpu_time() - start < 2.0, name
 
 
 def test_the_schedule_corpus_breaks_a_valid_schedule(two):
