@@ -213,7 +213,7 @@ def cmd_ratios(args) -> None:
     rows = run_ratios(families=args.family, preset=args.preset, seeds=args.seeds,
                       time_limit=args.time_limit, workers=args.workers, scheduler=args.scheduler,
                       out=args.out, exact=args.exact, solver=args.solver,
-                      progress=False if args.quiet else None)
+                      progress=_progress(args))
     print(format_table(rows, wide=args.wide))
 
 
@@ -224,7 +224,7 @@ def cmd_compare(args) -> None:
     with _solver_options(args):
         _, table = run_compare(args.family, preset=args.preset, seeds=args.seeds, out=args.out,
                                time_limit=args.time_limit, certify=args.certify,
-                               progress=False if args.quiet else None)
+                               progress=_progress(args))
     print(table)
 
 
@@ -609,9 +609,18 @@ def cmd_schema(args) -> None:
 
 
 def _quiet_arg(s: argparse.ArgumentParser) -> None:
-    s.add_argument("-q", "--quiet", action="store_true",
-                   help="no progress on stderr (default: a bar on a terminal, else a line every "
-                        "few seconds)")
+    group = s.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="no progress on stderr (default: a bar on a terminal, else a line "
+                            "every few seconds)")
+    group.add_argument("-v", "--verbose", action="store_true",
+                       help="progress lines on stderr, plus one line per finished instance "
+                            "(ratios) or method call (compare)")
+
+
+def _progress(args):
+    """The ``progress`` argument of run_ratios / run_compare from ``-q`` and ``-v``."""
+    return False if args.quiet else "verbose" if args.verbose else None
 
 
 def _solver_args(s: argparse.ArgumentParser) -> None:

@@ -83,6 +83,7 @@ def run_compare(family: str, preset: str = "paper", seeds=3, out=None, time_limi
                 if entry is bound and limit is None:
                     limit = BOUND_TIME_LIMIT
                 row, result = _run(inst, entry, family, preset, seed, limit)
+                bar.note(_row_line(row))
                 instance_rows.append(row)
                 if result is not None and entry.name not in relaxed:
                     results.append(result)
@@ -126,6 +127,15 @@ def _normalise(rows: list[dict], reference: str, relaxed: set[str]) -> None:
             r["alg_lb"] = r["objective"] / lb
         if ub is not None and ub > 0:
             r["alg_ub"] = r["objective"] / ub
+
+
+def _row_line(row: dict) -> str:
+    """One line on a finished method call (``--verbose``)."""
+    value = row.get("objective") if row.get("kind") != "bound" else row.get("lower_bound")
+    shown = f"{value:,.10g}" if isinstance(value, float) else (row.get("error") or "no result")
+    time_s = f" ({row['runtime_s']:.1f} s)" if row.get("runtime_s") is not None else ""
+    return (f"{row['family']} {row['preset']} seed {row['seed']} {row['method']}: "
+            f"{row.get('status')} {shown}{time_s}")
 
 
 def _run(inst, entry, family, preset, seed, time_limit):

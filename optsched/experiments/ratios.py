@@ -43,8 +43,8 @@ from typing import Iterable
 from optsched.errors import InfeasibleSchedule, InvalidInstance, OptschedError
 from optsched.experiments.executors import InlineExecutor, cap_workers, executor
 from optsched.experiments.store import ResultStore, row_key
-from optsched.experiments.table import (NOT_COMPARABLE, format_table, summarize,  # noqa: F401
-                                        write_summary_csv)
+from optsched.experiments.table import (NOT_COMPARABLE, format_table, is_failure,  # noqa: F401
+                                        is_violation, summarize, write_summary_csv)
 from optsched.registry import families, get_family
 from optsched.tolerance import REL, at_most, close
 
@@ -446,6 +446,7 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress, solver="highs
                         store.extend(rows)
                     new_rows += rows
                     bar.update(1)
+                    bar.note(_task_line(task, rows))
     finally:
         bar.close()
     return done_rows + new_rows
@@ -461,8 +462,22 @@ def _task_rows(fut, task) -> list[dict]:
         return [_error_row(base, m, None, f"task failed: {exc_text(exc)}") for m in task["methods"]]
 
 
+def _task_line(task: dict, rows: list[dict]) -> str:
+    """One line on a finished instance (``--verbose``): its reference optimum and any findings."""
+    ref = next((r for r in rows if r["method"] in task["reference"]), None)
+    opt = "no reference row" if ref is None else (
+        f"{ref['method']} {ref.get('status')}, OPT {ref['opt']:,.10g}" if ref.get("opt") is not None
+        else f"{ref['method']} {ref.get('status')}, no proven OPT")
+    bad = sum(map(is_violation, rows)) + sum(map(is_failure, rows))
+    return (f"{task['family']} {task['preset']} seed {task['seed']}: {len(rows)} method(s), "
+            f"{opt}, {bad} violation(s)/failure(s)")
+
+
 class _NoBar:
     def update(self, n=1):
+        pass
+
+    def note(self, text: str) -> None:
         pass
 
     def close(self):
@@ -473,9 +488,14 @@ class LineProgress:
     """Progress for a stderr that is not a terminal (a log, a pipe, CI): one line at most every
     :data:`LINE_EVERY` seconds, and one at the end (issue 21 item 5: long runs are not silent)."""
 
-    def __init__(self, desc: str, total: int, initial: int = 0):
-        self.desc, self.total, self.done = desc, total, initial
+    def __init__(self, desc: str, total: int, initial: int = 0, verbose: bool = False):
+        self.desc, self.total, self.done, self.verbose = desc, total, initial, verbose
         self.start = self.last = time.perf_counter()
+
+    def note(self, text: str) -> None:
+        """With ``verbose`` (``-v``): a line on a finished unit of work, at once."""
+        if self.verbose:
+            print(f"{self.desc}: {text}", file=sys.stderr, flush=True)
 
     def update(self, n: int = 1) -> None:
         self.done += n
@@ -498,15 +518,19 @@ LINE_EVERY = 5.0
 
 def progress_bar(progress, total, initial, desc: str = "ratios"):
     """A progress bar on stderr: tqdm on a terminal, :class:`LineProgress` lines otherwise
-    (``progress`` None); none when ``progress`` is False."""
+    (``progress`` None); none when ``progress`` is False; ``"verbose"``: lines, plus one line per
+    finished unit (``-v``)."""
     if progress is False:
         return _NoBar()
-    if progress is None and not sys.stderr.isatty():
-        return LineProgress(desc, total, initial)
+    if progress == "verbose" or (progress is None and not sys.stderr.isatty()):
+        return LineProgress(desc, total, initial, verbose=progress == "verbose")
     from tqdm import tqdm
 
     class Bar(tqdm):
         monitor_interval = 0       # no monitor thread: local workers are forked after this
+
+        def note(self, text: str) -> None:
+            pass
 
     return Bar(total=total, initial=initial, desc=desc, unit="inst", file=sys.stderr)
 

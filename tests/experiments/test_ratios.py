@@ -253,6 +253,18 @@ def test_progress_bar_only_when_asked(hetero, capsys):
     assert "1/1" in capsys.readouterr().err
 
 
+def test_verbose_progress_names_every_finished_instance(hetero, capsys):
+    """-v: one line per finished instance, with its reference's status and OPT, then the count."""
+    rows = run_ratios(**{**RUN, "progress": "verbose"})
+    lines = capsys.readouterr().err.splitlines()
+    seeds = sorted({r["seed"] for r in rows})
+    for seed in seeds:
+        line = next(ln for ln in lines if f" seed {seed}:" in ln)
+        opt = next(r["opt"] for r in rows if r["seed"] == seed and r["method"] == "exact")
+        assert line.startswith(f"ratios: {FAMILY} ") and f"OPT {opt:,.10g}" in line
+    assert lines[-1].startswith(f"ratios: {len(seeds)}/{len(seeds)} done")
+
+
 def test_progress_lines_when_stderr_is_not_a_terminal(hetero, capsys):
     """issue 21 item 5: under a pipe or a log (pytest's stderr) a long run still reports, as
     plain lines ("ratios: k/n done, t s"), at most every LINE_EVERY seconds and at the end."""
