@@ -200,20 +200,61 @@ def _check_surrogates(data: Any, text: str, where: str) -> None:
 
 
 def load_instance(path: str | Path):
+    """Read and validate an instance JSON file (any family; its ``family`` field says which).
+
+    Parameters
+    ----------
+    path
+        The file (read with a size cap before parsing; duplicate keys and non-finite numbers are
+        refused). Its format: ``optsched schema FAMILY instance`` and docs/formats.md.
+
+    Returns
+    -------
+    Instance
+        The family's validated, immutable ``Instance``.
+
+    Raises
+    ------
+    InvalidInstance
+        One line naming the file, field and index at fault (the CLI exits with 2).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from optsched import generate, dump, load_instance
+    >>> inst = generate("hetero_gpu", "tiny", 0)
+    >>> path = os.path.join(tempfile.mkdtemp(), "i.json")
+    >>> dump(inst, path)
+    >>> load_instance(path) == inst
+    True
+    """
     return instance_from_dict(read_json(path))
 
 
 def load_schedule(path: str | Path, family: str | None = None):
+    """Read a schedule JSON file of ``family`` (None: the file's own ``family`` field).
+
+    Returns the family's ``Schedule``; it is checked against an instance by
+    :func:`optsched.verify`. Raises InvalidInstance (one line) on a malformed file, or when
+    ``family`` and the file's family differ.
+    """
     return schedule_from_dict(read_json(path, "schedule"), family)
 
 
 def dumps(obj: Any) -> str:
-    """Instance or Schedule (anything with ``to_dict``) as JSON text."""
+    """An Instance or Schedule (anything with ``to_dict``) as JSON text, one space indent.
+
+    >>> from optsched import generate
+    >>> dumps(generate("ring_contention", "tiny", 0)).startswith('{\\n "family": "ring_contention"')
+    True
+    """
     return json.dumps(obj.to_dict(), indent=1)
 
 
 def dump(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` as JSON to ``path`` (see :func:`write_text`)."""
+    """Write ``obj`` (an Instance or Schedule) as JSON to ``path``, atomically: a crash never
+    leaves half a file, and a FIFO or device is written into, never replaced
+    (:func:`write_text`). :func:`load_instance` / :func:`load_schedule` read it back."""
     write_text(path, dumps(obj) + "\n")
 
 

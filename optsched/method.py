@@ -84,6 +84,16 @@ class Method:
     verify
         A checker to use instead of the family's ``verify``, for methods that solve a *relaxed*
         model on purpose (e.g. preemptive baselines); None means the family's ``verify``.
+
+    Examples
+    --------
+    >>> from optsched import generate, get_method
+    >>> m = get_method("hetero_gpu", "hare")
+    >>> m.kind, m.params.to_dict()["gpu_choice"], m.guarantee_text() is not None
+    ('algorithm', 'earliest_available', True)
+    >>> inst = generate("hetero_gpu", "tiny", 0)
+    >>> m.guarantee_on(inst) >= 3.0          # Theorem 4: alpha (2 + alpha), alpha >= 1
+    True
     """
 
     name: str
@@ -105,6 +115,7 @@ class Method:
         return self.verify is not None
 
     def guarantee_on(self, instance: Any) -> float | None:
+        """The paper's claimed bound on ALG/OPT for ``instance`` (None: the method claims none)."""
         return None if self.guarantee is None else self.guarantee(instance)
 
     def run(self, instance: Any, deadline: Deadline, seed: int = 0) -> Outcome:

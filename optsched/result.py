@@ -9,7 +9,28 @@ from typing import Any
 
 
 class SolveStatus(str, Enum):
-    """Status of a solve. ``optimal`` is only ever set when proven (mip_rel_gap = 0)."""
+    """Status of a solve (a ``str`` enum: ``status.value`` is what JSON and the CLI show).
+
+    Members
+    -------
+    OPTIMAL
+        Proven optimal (an exact solve with ``mip_rel_gap = 0``, or certify's interval closed); for
+        a bound method: the relaxation was solved to its end. Never set on a heuristic's schedule.
+    FEASIBLE
+        A verified schedule without a proof of optimality (every heuristic's status).
+    TIME_LIMIT
+        The time limit (or an iteration / size cap) stopped the method; the schedule and bound it
+        returns are still verified and valid.
+    INFEASIBLE
+        Proven that no schedule exists (e.g. a horizon shorter than a valid lower bound).
+    UNKNOWN
+        Nothing could be established (no schedule, no bound).
+
+    Examples
+    --------
+    >>> SolveStatus("optimal") is SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT.value
+    (True, 'time_limit')
+    """
 
     OPTIMAL = "optimal"
     FEASIBLE = "feasible"
@@ -56,10 +77,38 @@ RESULT_KEYS = (
 
 @dataclass(frozen=True)
 class Result:
-    """One solve, as DESIGN.md's Result contract: the keys of :data:`RESULT_KEYS`.
+    """One solve, as :func:`optsched.solve` and :func:`optsched.certify` return it (the keys of
+    :data:`RESULT_KEYS`; docs/formats.md shows its JSON).
 
-    ``objective`` is recomputed by the family's independent ``verify`` from the schedule alone; it is
-    ``inf`` when there is no schedule.
+    Attributes
+    ----------
+    status
+        :class:`SolveStatus`; ``optimal`` only when proven.
+    objective
+        The schedule's objective, recomputed by the family's independent ``verify`` from the
+        schedule alone (never the model's value); ``inf`` when there is no schedule.
+    lower_bound
+        A valid lower bound on the optimum (a solver's dual bound, a relaxation's value), or None.
+    runtime_s
+        Seconds the method ran (imports of Pyomo and HiGHS excluded; verification included).
+    method
+        The registered method's name (``optsched methods FAMILY``).
+    guarantee
+        The paper's claimed bound on ALG/OPT for this instance (None: the method claims none).
+    schedule
+        The family's ``Schedule`` (``schedule.to_dict()`` is its JSON), or None.
+    info
+        Details: ``seed``, ``params`` (an algorithm's reading), solver statistics, and for certify
+        ``gap``, ``upper_by``, ``lower_by`` and its ``steps``.
+
+    Examples
+    --------
+    >>> from optsched import generate, solve
+    >>> r = solve(generate("ring_contention", "tiny", 0), "exact")
+    >>> r.status.value, r.objective == r.lower_bound, r.gap
+    ('optimal', True, 0.0)
+    >>> sorted(r.to_dict()) == sorted(RESULT_KEYS)
+    True
     """
 
     status: SolveStatus
@@ -73,13 +122,15 @@ class Result:
 
     @property
     def gap(self) -> float | None:
-        """Relative gap |obj - lb| / |obj| (HiGHS' definition), or None."""
+        """Relative gap ``|objective - lower_bound| / |objective|`` (HiGHS' definition; certify's
+        ``info["gap"]`` is ``UB / LB - 1`` instead), or None without a bound or a schedule."""
         if self.lower_bound is None or math.isinf(self.objective):
             return None
         return abs(self.objective - self.lower_bound) / max(abs(self.objective), 1e-9)
 
     def to_dict(self) -> dict:
-        """JSON-ready dict with exactly the Result keys (inf becomes the string "inf")."""
+        """JSON-ready dict with exactly the keys of :data:`RESULT_KEYS` (``inf`` becomes the string
+        ``"inf"``); ``optsched solve --json`` prints it."""
         return {
             "status": self.status.value,
             "objective": _json_float(self.objective),

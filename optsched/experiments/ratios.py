@@ -362,7 +362,7 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
         Folder for ``results.jsonl`` (resumable), ``summary.csv`` and ``ratios.png``.
     progress
         True: a progress bar; None: a bar on a terminal, a line every few seconds otherwise;
-        False: nothing.
+        ``"verbose"``: lines, plus one per finished instance; False: nothing.
     exact
         Where OPT comes from: ``milp``, ``cp`` or ``portfolio`` (module docstring).
     solver
@@ -372,7 +372,16 @@ def run_ratios(families=None, preset=None, seeds=None, time_limit=None, workers=
     Returns
     -------
     list[dict]
-        Rows ordered by family, seed and method registration order.
+        Rows ordered by family, seed and method registration order, each with the keys of
+        :data:`ROW_KEYS` (``ratio`` = objective / proven OPT, LB / OPT for bounds; ``checks``).
+        :func:`format_table` prints them as ``optsched ratios`` does.
+
+    Examples
+    --------
+    >>> rows = run_ratios(["ring_contention"], preset="tiny", seeds=1, progress=False)
+    >>> exact = next(r for r in rows if r["method"] == "exact")
+    >>> exact["status"], all(r["ratio"] >= 1 for r in rows if r["kind"] == "algorithm")
+    ('optimal', True)
     """
     time_limit = DEFAULT_TIME_LIMIT if time_limit is None else float(time_limit)
     from optsched.solvers.options import check_solver
