@@ -1,4 +1,4 @@
-"""Headline claims of the edge-cloud paper (She et al., seeds/001) measured under every registered
+"""Headline claims of the edge-cloud paper (She et al., paper 001) measured under every registered
 reading of Algorithm 2 (issue 11); writes benchmarks/claims/edge_cloud.json for the README claims
 table.
 
@@ -34,7 +34,7 @@ from optsched import generate, solve
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "claims" / "edge_cloud.json"
-PAPER = "She et al.: online PS jobs in edge-cloud networks (seeds/001), edge_cloud"
+PAPER = "She et al.: online PS jobs in edge-cloud networks (paper 001), edge_cloud"
 READINGS = ("a_online", "a_online_dstar", "a_online_model", "a_online_completion",
             "a_online_completion_model")
 #: BatchSche of the same line-3 reading as each A_online reading.

@@ -1,4 +1,4 @@
-"""Headline claims of Zhou et al. (seeds/000, elastic_cluster) under every registered reading of
+"""Headline claims of Zhou et al. (paper 000, elastic_cluster) under every registered reading of
 A_online; writes benchmarks/claims/elastic_cluster.json (issue 11).
 
     .venv/bin/python benchmarks/claims_elastic_cluster.py [--compare CSV ...]
