@@ -171,9 +171,10 @@ def make_result(instance: Any, entry: Method, outcome: Outcome, runtime: float,
     status = outcome.status
     if outcome.schedule is not None:
         check = entry.verify or family_of(instance).verify
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         objective = float(check(instance, outcome.schedule))
         info["verify_s"] = time.perf_counter() - started  # the checker's time, not the method's
+        info["verify_cpu_s"] = time.process_time() - cpu  # (its CPU time: what load does not stretch)
         model_obj = outcome.model_objective
         if model_obj is not None:
             info["model_objective"] = model_obj
