@@ -204,6 +204,13 @@ def _notes(rows: list[dict], max_notes: int) -> list[str]:
     if timeouts:
         notes.append(f"time-outs: exact hit its time limit on {len(timeouts)} instance(s); their rows "
                      f"are excluded from the ratios: " + _where(timeouts, max_notes))
+    limited = [r for r in rows if r.get("kind") != "exact" and r.get("status") == "time_limit"]
+    if limited:  # a ratio measured on a run cut by its deadline changes with the time limit and load
+        notes.append(f"time-limited: {len(limited)} row(s) of other methods hit the time limit; their "
+                     f"results depend on it (and on the machine's load): "
+                     + ", ".join(f"{r['family']}/{r['method']} {r['preset']} seed {r['seed']}"
+                                 for r in limited[:max_notes])
+                     + (f", ... ({len(limited) - max_notes} more)" if len(limited) > max_notes else ""))
     notes += _portfolio_note(rows)
     over = [r for r in rows if is_over_guarantee(r)]
     if over:

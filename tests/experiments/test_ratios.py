@@ -173,6 +173,22 @@ def test_exact_time_out_is_never_optimal(hetero):
     assert "time-outs: exact hit its time limit on 2 instance(s)" in format_table(rows)
 
 
+def test_time_limited_method_rows_are_flagged(hetero):
+    """An algorithm cut by its deadline (status time_limit) keeps its ratio, counted under t/o and
+    named in a note: its result depends on the time limit and on the machine's load (issue 22)."""
+    def cut(out):
+        return dataclasses.replace(out, status=SolveStatus.TIME_LIMIT)
+
+    hetero("hare", func=wrap(hetero.spec().method("hare"), after=cut))
+    rows = run_ratios(**RUN)
+    hare = _by(rows, "hare")
+    assert hare and all(r["status"] == "time_limit" for r in hare)
+    assert {s["method"]: s for s in summarize(rows)}["hare"]["timeouts"] == len(hare)
+    table = format_table(rows)
+    assert f"time-limited: {len(hare)} row(s) of other methods hit the time limit" in table
+    assert f"{FAMILY}/hare" in table.split("time-limited:")[1]
+
+
 def test_exception_is_a_failure_row_and_is_redone(hetero, tmp_path):
     def boom(name):
         raise RuntimeError("boom")
