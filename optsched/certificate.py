@@ -11,7 +11,8 @@
 3. **upper side**: every start method (the family's ``algorithm`` and ``baseline`` methods, or
    :attr:`~optsched.family.CertifySpec.starts`), each verified by the family's checker; then the
    family's any-time improvement (:attr:`~optsched.family.CertifySpec.improve`: neighbourhoods of
-   the best schedule re-optimised by the exact models), verified again, with the time left.
+   the best schedule re-optimised by the exact models), verified again, with the time left; an
+   improvement whose signature has ``goal`` is given the best bound and stops once it meets it.
 
 The Result's ``objective`` is the best verified schedule, ``lower_bound`` the best bound, and
 ``status`` ``optimal`` when they meet (within the tolerance of :mod:`optsched.tolerance`);
@@ -21,6 +22,7 @@ The Result's ``objective`` is the best verified schedule, ``lower_bound`` the be
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
 from dataclasses import dataclass
@@ -226,12 +228,20 @@ def _run_improve(family: Family, instance: Any, sides: Sides, steps: list[dict],
     if improve is None or sides.schedule is None or deadline.expired():
         return
     start = sides.schedule
+    # an improvement that takes a ``goal`` stops once its schedule meets the bound (it is then
+    # optimal: nothing is left to find), instead of searching until the deadline
+    goal = {"goal": sides.lower} if takes_goal(improve) and sides.lower > -math.inf else {}
 
     def run(inst: Any, *, deadline: Deadline, seed: int = 0) -> Outcome:
-        return improve(inst, start, deadline=deadline, seed=seed)
+        return improve(inst, start, deadline=deadline, seed=seed, **goal)
 
     entry = Method("improve", "algorithm", run, description="neighbourhood re-optimisation")
     _step(family, instance, entry, deadline, seed, "upper", sides, steps)
+
+
+def takes_goal(improve: Callable[..., Outcome]) -> bool:
+    """True when ``improve`` accepts ``goal=`` (a valid lower bound: stop once it is met)."""
+    return "goal" in inspect.signature(improve).parameters
 
 
 def _result(instance: Any, sides: Sides, steps: list[dict], deadline: Deadline,

@@ -104,6 +104,27 @@ def test_known_results_are_not_run_again(toy):
     assert "fifo" not in ran and res.status is SolveStatus.OPTIMAL
 
 
+def test_an_improvement_that_takes_a_goal_is_given_the_bound(toy):
+    """certify hands the best bound to an improvement with a ``goal`` parameter, which may stop
+    as soon as its schedule meets it (the schedule is then optimal)."""
+    from optsched.certificate import takes_goal
+
+    goals = []
+
+    def smith_to_goal(inst, start, *, deadline: Deadline, seed: int = 0, goal=None) -> Outcome:
+        goals.append(goal)
+        return _smith(inst, start, deadline=deadline, seed=seed)
+
+    assert takes_goal(smith_to_goal) and not takes_goal(_smith)
+    spec = dataclasses.replace(toy, certify=dataclasses.replace(toy.certify, improve=smith_to_goal))
+    registry.unregister(toy.name)
+    registry.register(spec)
+    inst = spec.generate("small", 3)
+    res = certify(inst, time_limit=60)
+    bound = next(s["lower_bound"] for s in res.info["steps"] if s["method"] == "strong_bound")
+    assert goals == [bound] and res.status is SolveStatus.OPTIMAL
+
+
 def test_without_improvement_the_gap_is_reported(toy):
     spec = dataclasses.replace(toy, certify=CertifySpec(bound="lower_bound", starts=("fifo",)))
     registry.unregister(toy.name)

@@ -223,7 +223,8 @@ def _flow(instance: Instance, runs: dict[int, Run]) -> int:
     return sum(run.end - instance.jobs[j].arrival for j, run in runs.items())
 
 
-def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
     """Any-time improvement of a verified schedule (certify's upper side; ours, not the paper's).
 
     1. List schedules by :class:`Placer` (earliest completion over co-located *and* distributed
@@ -234,7 +235,8 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
        by a normal noise of :data:`SIGMAS` run lengths; a list of no larger flow is kept.
 
     Never worse than ``start`` (returned when nothing beats it); every returned schedule passes
-    :func:`verify`; ``deadline`` is checked before every placement.
+    :func:`verify`; ``deadline`` is checked before every placement. ``goal`` (a valid lower bound,
+    certify's) stops step 2 once a schedule meets it.
     """
     from optsched.solvers.edge_cloud.bounds import LP_MEANS, single_job_flow
 
@@ -258,7 +260,7 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
             order, value, runs = name, flow, dict(placer.runs)
     info["order"] = order
     if order is not None:
-        value, runs = _search(instance, value, runs, deadline, seed, info)
+        value, runs = _search(instance, value, runs, deadline, seed, info, goal)
         sched = Schedule.single([runs[j] for j in jobs])
         if verify(instance, sched) < best_value:
             best, best_value = sched, verify(instance, sched)
@@ -268,13 +270,13 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
 
 
 def _search(instance: Instance, value: float, runs: dict[int, Run], deadline: Deadline, seed: int,
-            info: dict) -> tuple[float, dict[int, Run]]:
+            info: dict, goal: float | None = None) -> tuple[float, dict[int, Run]]:
     """Step 2 of :func:`improve`: list schedules in the order of the best schedule's starts
     perturbed by ``N(0, sigma^2)`` times each run's length (sigma cycling through :data:`SIGMAS`);
     a schedule of no larger total flow replaces the best."""
     rng = np.random.default_rng(seed)
     jobs = range(len(instance.jobs))
-    while not deadline.expired():
+    while not deadline.expired() and not (goal is not None and at_most(value, goal)):
         sigma = SIGMAS[info["moves"] % len(SIGMAS)]
         key = [runs[j].start + sigma * rng.standard_normal() * runs[j].length for j in jobs]
         placer = list_schedule(instance, sorted(jobs, key=lambda j: (key[j], j)), deadline)

@@ -22,6 +22,7 @@ from optsched.solvers.elastic_cluster.bounds import (
     resource_bound,
 )
 from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
+from optsched.tolerance import at_most
 
 if TYPE_CHECKING:
     from optsched.models.elastic_cluster import Pattern
@@ -356,7 +357,8 @@ def short_reason(why: str, width: int = 80) -> str:
 RUIN_SIZES = (2, 3, 4, 6)
 
 
-def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
     """Any-time improvement of the verified schedule ``start`` (certify's upper side, issue 19).
 
     First an earliest-finish list schedule over every non-dominated configuration of (2f) / (2g)
@@ -379,6 +381,9 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
         scale.
     seed
         Seeds the moves.
+    goal
+        A valid lower bound on the optimum (certify's): the search stops once its cost meets it
+        (the schedule is then optimal); None: it runs until the deadline.
 
     Returns
     -------
@@ -399,7 +404,7 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
     state = search.Search(inst, seeded if found is not None and found < value else best, seed)
     if found is None:  # the deadline cut the list schedule short: improve the start job by job
         state.sweep(deadline)
-    while not deadline.expired():
+    while not deadline.expired() and not (goal is not None and at_most(state.value, goal)):
         state.step(RUIN_SIZES[state.tries % len(RUIN_SIZES)], deadline)
     if state.value < value:
         best, value = state.plans, state.value

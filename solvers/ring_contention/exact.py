@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from optsched.deadline import NEVER, Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems.ring_contention import Instance, Schedule, completion_times
+from optsched import tolerance
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.ring_contention.algorithm import (
     SjfBcoParams,
@@ -272,7 +273,8 @@ def _not_worse(inst: Instance, out: Outcome, incumbent: Schedule | None, ub: int
 # Upper side of certify (issue 19)
 # ----------------------------------------------------------------------------------------------
 
-def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
     """Any-time improvement of the verified schedule ``start`` (certify's upper side).
 
     Local search over the decision the family's list scheduler takes — the job order, and per
@@ -294,6 +296,9 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
         Checked before every evaluation (one evaluation takes 10-100 ms at paper scale).
     seed
         Seeds the moves (``numpy.random.default_rng``).
+    goal
+        A valid lower bound on the optimal makespan (certify's); the search stops once it is met,
+        as it does at the family's own LB_len / LB_area / LB_conf (the larger of the two counts).
 
     Returns
     -------
@@ -318,6 +323,8 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
     from optsched.models.ring_contention import simple_lower_bound
 
     target = max(simple_lower_bound(inst).values())
+    if goal is not None:   # makespans are integers: a bound of 7.2 is met by 8
+        target = max(target, math.ceil(goal - tolerance.slack(goal)))
     for k, (name, evaluate, flags) in enumerate(phases):
         if best_value <= target:
             break
