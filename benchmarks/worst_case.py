@@ -195,7 +195,7 @@ def validate(args) -> None:
     t = time.perf_counter()
     res = run_worst("hetero_gpu", "hare", size=10, overrides={"n_gpus": (1, 1)},
                     budget=args.budget, time_limit=args.time_limit, seed=args.seed,
-                    workers=args.workers, out=out / "validate_hetero_gpu", target=3.0 + 1e-3)
+                    workers=args.workers, out=out / "validate_hetero_gpu", stop_at=3.0 + 1e-3)
     print(f"hetero_gpu hare, one GPU (alpha = 1, claimed bound 3), size <= 10 tasks, seed "
           f"{args.seed}: best ratio {_f(res.ratio_found)} after {_f(res.time_to_best, 3)} s; "
           f"first ratio > 3 after {_f(res.first_above(3.0), 3)} s "

@@ -123,6 +123,34 @@ Mutation = Callable[[dict, MutationContext], "dict | None"]
 
 
 @dataclass(frozen=True)
+class Claim:
+    """A paper statement other than the approximation ratio, checkable on one run of a method
+    (a lemma, or a subroutine's optimality); ``optsched worst --target lemma:NAME`` searches for
+    instances that break it.
+
+    Attributes
+    ----------
+    name
+        Short name (``lemma3``), unique within the family.
+    text
+        The statement and where the paper makes it (equation / lemma number).
+    methods
+        The methods whose runs it is about (``check`` is called only on their results).
+    check
+        ``check(instance, result) -> float | None``: the violation factor on this run
+        (claimed side / allowed side; > 1 means the statement fails), None when it does not
+        apply. ``result`` is the verified :class:`~optsched.result.Result` of one of
+        ``methods``; a check that needs the algorithm's internal quantities recomputes them from
+        the instance and the method's parameters (it never changes the algorithm).
+    """
+
+    name: str
+    text: str
+    methods: tuple[str, ...]
+    check: Callable[[Any, Any], "float | None"]
+
+
+@dataclass(frozen=True)
 class WorstSpec:
     """How ``optsched worst`` measures and mutates a family's instance documents.
 
@@ -137,12 +165,20 @@ class WorstSpec:
         and shrink whatever the generator does.
     mutations
         Operators ``op(doc, ctx) -> doc | None`` added to the generic ones.
+    claims
+        The paper's lemmas and subroutine claims as :class:`Claim` predicates (filled from
+        ``optsched.workloads.<family>.CLAIMS``).
     """
 
     what: str
     measure: Callable[[dict], int]
     grows: tuple[str, ...]
     mutations: tuple[Mutation, ...] = ()
+    claims: tuple[Claim, ...] = ()
+
+    def claim(self, name: str) -> Claim | None:
+        """The claim called ``name``, or None."""
+        return next((c for c in self.claims if c.name == name), None)
 
 
 @dataclass(frozen=True)
@@ -242,5 +278,5 @@ class Family:
         return next((m for m in self.methods if m.name == name and m.kind == "bound"), None)
 
 
-__all__ = ["CertifySpec", "CompareSpec", "Family", "Mutation", "MutationContext",
+__all__ = ["CertifySpec", "Claim", "CompareSpec", "Family", "Mutation", "MutationContext",
            "MutationProfile", "ProblemModule", "WorkloadModule", "WorstSpec"]

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from optsched.errors import InvalidInstance
+from optsched.family import Claim
 from optsched.problems.elastic_cluster import Instance, Job, NodeType
 
 PRESETS = ("tiny", "small", "paper")
@@ -165,3 +166,79 @@ SIZE_GROWS: tuple[str, ...] = ("jobs",)
 def size(doc: dict) -> int:
     """The size of an instance JSON document: its number of jobs."""
     return len(doc["jobs"])
+
+
+# --------------------------------------------------------------------------- claims (optsched worst)
+
+#: Relative slots of the Algorithm 3 batch replayed by :func:`mincost1_violation` (the doubling
+#: rounds of A_online use tau_i = 1, 2, 4, ...; Z1's counterexample has tau = 2).
+MINCOST1_TAU = 4
+
+
+def _cost_factor(greedy: float, exact: float) -> float:
+    """greedy / exact; 1 + greedy when the exact cost is 0 (any positive greedy cost fails)."""
+    return greedy / exact if exact > 1e-12 else (1.0 + greedy if greedy > 1e-9 else 1.0)
+
+
+def mincost1_violation(inst: Instance, result) -> float | None:
+    """Theorem 1 (Sec. 4.2): A_mincost1 (Alg. 4) finds a minimum-cost PS schedule with q = 0.
+
+    Replays Algorithm 3 (A_maxweight, lines 3-6 with the method's pricing and tie-break) on all
+    jobs as one batch over :data:`MINCOST1_TAU` slots, and before every admission decision
+    compares Alg. 4's cost with the exact A_mincost1 (``mincost_distributed_ps(exact=True)``) on
+    the same prices for every job of the batch (the theorem is stated for any prices). Returns
+    the largest greedy / exact cost (1 = Theorem 1 holds on every call; errata Z1), None for an
+    all-reduce instance, for the exact pricing reading or when no call had a plan."""
+    import numpy as np
+
+    from optsched.registry import get_family
+    from optsched.solvers.elastic_cluster.placement import (
+        PriceState,
+        job_best,
+        mincost_distributed_ps,
+    )
+    from optsched.solvers.online import Candidate, UsageLedger, exponential_price, primal_dual_admission
+
+    params = get_family("elastic_cluster").method(result.method).params
+    pricing = getattr(params, "pricing", "exact")
+    tie_break = getattr(params, "tie_break", "paper")
+    if not inst.is_ps or pricing == "exact":
+        return None
+    H, R, tau = inst.n_servers, inst.n_res, MINCOST1_TAU
+    ledger = UsageLedger(inst.cap.reshape(-1), slots=range(1, tau + 1),
+                         price=exponential_price(inst.price_base))
+    factors: list[float] = []
+    order = sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j))
+
+    def best_plan(j: int, led: UsageLedger) -> Candidate | None:
+        omega = led.residual.reshape(H, R, tau)
+        delta = np.where(np.isinf(led.prices), 0.0, led.prices).reshape(H, R, tau)
+        for k in order:                 # Theorem 1 holds for any prices: every job as the next
+            greedy = mincost_distributed_ps(PriceState(inst, omega, delta), k,
+                                            literal=pricing == "literal")
+            exact = mincost_distributed_ps(PriceState(inst, omega, delta), k, exact=True)
+            if greedy.plan is not None and exact.plan is not None:
+                factors.append(_cost_factor(greedy.cost, exact.cost))
+        best = job_best(PriceState(inst, omega, delta), j, pricing, tie_break)
+        if best.plan is None:
+            return None
+        plan = best.plan
+        use = plan.usage(inst).reshape(-1)
+        rows = np.flatnonzero(use)
+
+        def charge(lg: UsageLedger) -> None:
+            lg.charge_block(rows, plan.start, plan.start + plan.duration - 1, use[rows])
+
+        return Candidate(best.cost, plan=plan, charge=charge)
+
+    primal_dual_admission(order, weight=lambda j: inst.jobs[j].weight, best_plan=best_plan,
+                          ledger=ledger)
+    return max(factors) if factors else None
+
+
+#: Theorem 1 (A_mincost1 optimal) as an ``optsched worst --target lemma:mincost1`` predicate.
+CLAIMS = (
+    Claim("mincost1", "Theorem 1: A_mincost1 (Alg. 4) is a minimum-cost q = 0 PS schedule",
+          ("a_online", "a_online_literal_pricing", "a_online_alpha4", "a_online_paper_eft",
+           "a_online_per_round"), mincost1_violation),
+)

@@ -25,6 +25,7 @@ import inspect
 import numpy as np
 
 from optsched.errors import InvalidInstance
+from optsched.family import Claim
 from optsched.problems.fields import fail
 from optsched.problems.ring_contention import MAX_JOBS, MAX_SERVERS, Instance, Job
 
@@ -159,4 +160,51 @@ def size(doc: dict) -> int:
     return len(doc["jobs"])
 
 
-__all__ = ["PRESETS", "PAPER_MIX", "build", "generate", "SIZE_GROWS", "SIZE_WHAT", "size"]
+# --------------------------------------------------------------------------- claims (optsched worst)
+
+
+def _search_of(inst: Instance, method: str):
+    """SJF-BCO's bisection re-run with ``method``'s parameters (deterministic: the same pass as
+    the run being checked), for the quantities the schedule does not show (U[g], theta~)."""
+    from optsched.registry import get_family
+    from optsched.solvers.ring_contention.algorithm import sjf_bco_search
+
+    return sjf_bco_search(inst, get_family("ring_contention").method(method).params)
+
+
+def lemma3_violation(inst: Instance, result) -> float | None:
+    """Lemma 3 (Sec. 5.3): T^total <= n_g W^_max, with W^_max = max_g U[g] (the estimated load
+    rho_hat / u placed on GPU g, Alg. 2 line 6). Returns T / (n_g W^_max) (errata R2)."""
+    if result.schedule is None:
+        return None
+    w_max = float(_search_of(inst, result.method).state.U.max())
+    return None if w_max <= 0 else float(result.objective) / (inst.max_gpus * w_max)
+
+
+def lemma4_violation(inst: Instance, result) -> float | None:
+    """Lemma 4 (Sec. 5.3): theta~_u <= Phi (u/l) theta*_u, theta* the optimum of the budget
+    problem with estimated durations (proven by HiGHS, else None). Returns
+    theta~ / (Phi u/l theta*) (errata R3)."""
+    from optsched.models import ring_contention as rm
+    from optsched.result import SolveStatus
+    from optsched.solvers.highs import solve_model
+    from optsched.solvers.ring_contention.algorithm import constants, rho_hat
+
+    theta = _search_of(inst, result.method).theta
+    report = solve_model(rm.build_budget(inst, durations="estimate", rho_hat=rho_hat(inst)),
+                         time_limit=20.0)
+    if theta is None or report.status is not SolveStatus.OPTIMAL or not report.objective:
+        return None
+    c = constants(inst)
+    return float(theta) / (c["Phi"] * c["u"] / c["l"] * float(report.objective))
+
+
+#: Lemmas of the SJF-BCO proof as ``optsched worst --target lemma:NAME`` predicates.
+CLAIMS = (
+    Claim("lemma3", "Lemma 3: T^total <= n_g W^_max", ("sjf_bco", "sjf_bco_proof"),
+          lemma3_violation),
+    Claim("lemma4", "Lemma 4: theta~_u <= Phi (u/l) theta*_u", ("sjf_bco", "sjf_bco_proof"),
+          lemma4_violation),
+)
+
+__all__ = ["PRESETS", "PAPER_MIX", "build", "generate", "SIZE_GROWS", "SIZE_WHAT", "size", "CLAIMS"]

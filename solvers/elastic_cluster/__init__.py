@@ -125,7 +125,8 @@ SPEC = Family(
     # far worse) and improves by earliest-finish list scheduling and ruin and recreate
     certify=CertifySpec(bound="lower_bound", improve=exact.improve,
                         starts=("drf", "fifo", "a_online_compact")),
-    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS,
+                    claims=_workloads.CLAIMS),
 )
 
 __all__ = ["METHODS", "READINGS", "SPEC"]

@@ -90,5 +90,6 @@ SPEC = Family(
     ratio_preset="small",
     # issue 19: the closed-form bounds (M3 only when small), LPT local search as the upper side
     certify=CertifySpec(bound="lower_bound", improve=exact.improve),
-    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
+    worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS,
+                    claims=_workloads.CLAIMS),
 )

@@ -65,8 +65,15 @@ The package, by concern: :mod:`.doc` (JSON tree helpers), :mod:`.sizes` (size me
 
 from optsched.experiments.worst.doc import doc_key
 from optsched.experiments.worst.profile import PROFILE_SEEDS
-from optsched.experiments.worst.run import check_methods, format_result, run_worst
+from optsched.experiments.worst.run import (
+    STRATEGIES,
+    check_methods,
+    check_target,
+    format_result,
+    replay,
+    run_worst,
+)
 from optsched.experiments.worst.state import WorstResult
 
-__all__ = ["PROFILE_SEEDS", "WorstResult", "check_methods", "doc_key", "format_result",
-           "run_worst"]
+__all__ = ["PROFILE_SEEDS", "STRATEGIES", "WorstResult", "check_methods", "check_target",
+           "doc_key", "format_result", "replay", "run_worst"]

@@ -140,6 +140,8 @@ def evaluate_here(task: dict) -> list[dict]:
     base = {"family": task["family"], "preset": f"worst:{against}:{task['key']}", "seed": 0,
             "against": against, "size": size_of(fam, task["instance"]),
             "instance": task["instance"]}
+    if str(task.get("target", "ratio")).startswith("lemma:"):
+        return _lemma_rows(fam, inst, task, base)
 
     def run(name):
         start = time.perf_counter()
@@ -158,7 +160,8 @@ def evaluate_here(task: dict) -> list[dict]:
         row = {**base, "method": name, "status": None, "ratio": None, "objective": None,
                "reference": ref_obj, "ref_status": None if ref is None else ref.status.value,
                "ref_runtime_s": None if ref is None else ref.runtime_s,
-               "guarantee": None, "exceeds": None, "runtime_s": None, "error": None}
+               "guarantee": None, "violation": None, "exceeds": None, "runtime_s": None,
+               "error": None}
         schedules = {}
         if ref_err is not None:
             row["status"], row["error"] = ref_err
@@ -190,10 +193,52 @@ def evaluate_here(task: dict) -> list[dict]:
                                     f"{ref_obj:.10g}")
                 else:
                     row["status"], row["ratio"] = "ok", ratio
-                    if row["guarantee"] is not None:
-                        row["exceeds"] = ratio > row["guarantee"] * (1 + REL) + REL
+                    if row["guarantee"]:
+                        row["violation"] = ratio / row["guarantee"]
+                        row["exceeds"] = exceeds(row["violation"])
                     schedules = {name: res.schedule.to_dict(), against: ref.schedule.to_dict()}
         row["_schedules"] = schedules
+        rows.append(row)
+    return rows
+
+
+def exceeds(violation: float | None) -> bool | None:
+    """A violation factor above 1 beyond the tolerance: the claim fails (None: not measured)."""
+    return None if violation is None else violation > (1 + REL) + REL
+
+
+def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
+    """Rows of a ``lemma:NAME`` target: every method run (and verified by solve()) and the
+    claim's predicate evaluated on its result (``violation``); no reference is solved."""
+    claim = fam.worst.claim(task["target"].split(":", 1)[1])
+    rows = []
+    for name in task["methods"]:
+        row = {**base, "method": name, "status": None, "ratio": None, "objective": None,
+               "reference": None, "guarantee": None, "violation": None, "exceeds": None,
+               "runtime_s": None, "error": None, "_schedules": {}}
+        start = time.perf_counter()
+        try:
+            res = registry.solve(inst, name, time_limit=task["time_limit"], seed=0)
+            value = None if res.schedule is None else claim.check(inst, res)
+        except InfeasibleSchedule as exc:
+            row["status"], row["error"] = "violation", f"{name}: InfeasibleSchedule: {exc}"
+            rows.append(row)
+            continue
+        except Exception as exc:  # noqa: BLE001
+            row["status"] = "error"
+            row["error"] = (f"{name}: {type(exc).__name__}: {exc} "
+                            f"(after {time.perf_counter() - start:.2f} s)")
+            rows.append(row)
+            continue
+        row.update(objective=finite_or_none(res.objective), runtime_s=res.runtime_s)
+        value = finite_or_none(value) if value is not None else None
+        if res.schedule is None:
+            row["status"], row["error"] = "no_schedule", f"{name}: no schedule ({res.status.value})"
+        elif value is None:
+            row["status"], row["error"] = "no_reference", f"{claim.name}: does not apply"
+        else:
+            row.update(status="ok", violation=value, exceeds=exceeds(value))
+            row["_schedules"] = {name: res.schedule.to_dict()}
         rows.append(row)
     return rows
 
@@ -206,7 +251,8 @@ def screen(task: dict) -> float | None:
 
 def screen_here(task: dict) -> float | None:
     """A cheap lower bound on a candidate's ratio: objective(M) / the best objective of M and the
-    family's baselines (an upper bound on OPT), all verified by solve(). None when M fails."""
+    family's baselines (an upper bound on OPT), all verified by solve(); divided by M's
+    guarantee for the ``violation`` target. None when M fails."""
     fam = registry.get_family(task["family"])
     inst = fam.problem.Instance.from_dict(task["instance"])
     objs = {}
@@ -220,4 +266,8 @@ def screen_here(task: dict) -> float | None:
     target = objs.get(task["method"])
     if target is None or not objs:
         return None
-    return ratio_of(target, min(objs.values()))
+    proxy = ratio_of(target, min(objs.values()))
+    if task.get("target") == "violation" and proxy is not None:
+        g = fam.method(task["method"]).guarantee_on(inst)
+        return proxy / g if g else None
+    return proxy

@@ -12,6 +12,7 @@ from optsched.errors import OptschedError
 from optsched.experiments.executors import cap_workers, executor
 from optsched.experiments.worst.doc import doc_key
 from optsched.experiments.worst.evaluate import evaluate
+from optsched.experiments.worst.continuous import continuous, hybrid
 from optsched.experiments.worst.search import evolve, sample_random, shrink_doc
 from optsched.experiments.worst.sizes import size_of
 from optsched.experiments.worst.state import (
@@ -24,6 +25,9 @@ from optsched.experiments.worst.state import (
 
 RESULT = "result.json"
 RUN = "run.json"
+#: Search strategies by name (``random`` is the baseline, run by :func:`sample_random`).
+SEARCHES = {"search": evolve, "continuous": continuous, "hybrid": hybrid}
+STRATEGIES = (*SEARCHES, "random")
 
 
 # --------------------------------------------------------------------------- entry point
@@ -49,14 +53,44 @@ def check_methods(family: str, methods: list[str], against: str) -> None:
             raise OptschedError(f"--method: {name} is also the reference")
 
 
+def check_target(family: str, methods: list[str], target: str, against: str) -> str:
+    """Raise OptschedError (exit 2) for a target the methods cannot be measured on; return the
+    reference actually used (``lemma:NAME`` for a lemma target, which solves no reference)."""
+    fam = registry.get_family(family, error=OptschedError)
+    if target == "ratio":
+        return against
+    if target == "violation":
+        for name in methods:
+            if fam.method(name).guarantee is None:
+                raise OptschedError(f"--target violation: {name} has no claimed guarantee "
+                                    f"(optsched methods {family})")
+        if against != "exact":
+            raise OptschedError("--target violation: the guarantee is relative to the optimum; "
+                                "use --against exact")
+        return against
+    kind, _, name = target.partition(":")
+    claims = fam.worst.claims if fam.worst is not None else ()
+    claim = next((c for c in claims if c.name == name), None)
+    if kind != "lemma" or claim is None:
+        known = ", ".join(f"lemma:{c.name}" for c in claims) or "none registered"
+        raise OptschedError(f"--target: ratio, violation or lemma:NAME ({family}: {known}), "
+                            f"got {target!r}")
+    for m in methods:
+        if m not in claim.methods:
+            raise OptschedError(f"--target {target}: is about {', '.join(claim.methods)}, "
+                                f"not {m}")
+    return target
+
+
 def run_worst(family: str, method: str | list[str], against: str = "exact", *,
               size: int | None = None, budget: float = DEFAULT_BUDGET,
               time_limit: float = DEFAULT_TIME_LIMIT, seed: int = 0, preset: str = "tiny",
               overrides: dict | None = None, workers: int = 1, scheduler=None, out=None,
               strategy: str = "search", max_evals: int | None = None,
-              target: float | None = None, shrink: bool = True,
+              target: str = "ratio", stop_at: float | None = None, shrink: bool = True,
               shrink_share: float = SHRINK_SHARE, plots: bool = True) -> WorstResult:
-    """Search for the instance maximising ``objective(method) / objective(against)``.
+    """Search for the instance maximising ``objective(method) / objective(against)``, or the
+    violation of the method's claimed guarantee or of a paper lemma (``target``).
 
     Parameters
     ----------
@@ -79,35 +113,44 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
     out
         Folder: resumable ``results.jsonl``, the worst instance, schedules, ``result.json``.
     strategy
-        ``"search"`` or ``"random"``.
+        ``"search"`` (mutations), ``"continuous"`` (an evolution strategy on the numbers,
+        structure fixed), ``"hybrid"`` (the continuous search with structure moves between its
+        runs) or ``"random"`` (:mod:`.search`).
     max_evals
         Stop after this many new evaluations, and shrink with at most as many (deterministic
         stopping, for tests).
     target
-        Stop searching (then shrink) once this ratio is reached.
+        What is maximised: ``"ratio"`` (ALG/OPT), ``"violation"`` (ALG / (OPT x guarantee):
+        > 1 means the method's claimed guarantee fails on the instance; only methods with a
+        registered guarantee) or ``"lemma:NAME"`` (the violation factor of the family's claim
+        NAME, :class:`optsched.family.Claim`, on the method's run; no reference is solved).
+    stop_at
+        Stop searching (then shrink) once this score (ratio, or violation factor) is reached.
     shrink, shrink_share
         Shrink the best instance, in the last ``shrink_share`` of the budget.
     plots
         Draw the two schedules as Gantt charts in ``out`` (when matplotlib is installed).
     """
     methods = [method] if isinstance(method, str) else list(method)
-    if strategy not in ("search", "random"):
-        raise OptschedError(f"--strategy: must be search or random, got {strategy!r}")
-    if strategy == "search" and len(methods) != 1:
+    if strategy not in STRATEGIES:
+        raise OptschedError(f"--strategy: must be one of {', '.join(STRATEGIES)}, got "
+                            f"{strategy!r}")
+    if strategy != "random" and len(methods) != 1:
         raise OptschedError("--method: the search takes exactly one method")
     if not (0 < budget < math.inf) or not (0 < time_limit < math.inf):
         raise OptschedError("--budget/--time-limit: must be > 0 and finite")
     if size is not None and size < 1:
         raise OptschedError(f"--size: must be >= 1, got {size}")
     check_methods(family, methods, against)
+    against = check_target(family, methods, target, against)
     if scheduler is None:
         workers = cap_workers(workers)
     try:
         run = Run(family, methods, against, size=size, budget=budget, time_limit=time_limit,
                    seed=seed, preset=preset, overrides=overrides, workers=workers,
                    scheduler=scheduler, out=out, strategy=strategy, max_evals=max_evals,
-                   target=target,
-                   shrink_share=shrink_share if (shrink and strategy == "search") else 0.0)
+                   stop_at=stop_at, target=target,
+                   shrink_share=shrink_share if (shrink and strategy != "random") else 0.0)
     except TypeError as exc:         # an override the generator does not take
         raise OptschedError(f"--override: {exc}") from None
     if out is not None:
@@ -121,10 +164,11 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
             if strategy == "random":
                 sample_random(run, ex)
             else:
-                evolve(run, ex)
+                SEARCHES[strategy](run, ex)
                 best = run.best.get(methods[0])
-                if best is not None:
-                    found = shrunk = (best["instance"], best["ratio"])
+                score = run.score(best)
+                if best is not None and score is not None:
+                    found = shrunk = (best["instance"], score)
                     run.evaluations = 0
                     if shrink:
                         shrunk = shrink_doc(run, found[0], found[1], ex)
@@ -155,6 +199,7 @@ def _check_run_file(out: Path, run: Run, overrides) -> None:
     """One --out folder holds one search: refuse one with other parameters."""
     params = {"family": run.fam.name, "methods": run.methods, "against": run.against,
               "preset": run.preset, "size": run.size_bound, "strategy": run.strategy,
+              "target": run.target,
               "overrides": json.loads(json.dumps(overrides or {}, default=list))}
     path = out / RUN
     if path.exists():
@@ -179,34 +224,38 @@ def _result(run: Run, shrunk, ex) -> WorstResult:
     for name in run.methods:
         b = run.best.get(name)
         per_method[name] = None if b is None else {
-            "ratio": b["ratio"], "guarantee": b.get("guarantee"), "exceeds": b.get("exceeds"),
+            "ratio": b.get("ratio"), "violation": b.get("violation"),
+            "guarantee": b.get("guarantee"), "exceeds": b.get("exceeds"),
             "size": b.get("size"), "elapsed": b.get("elapsed")}
     mine = [r for (_, name), r in run.cache.items() if name == m]
     res = WorstResult(family=run.fam.name, method=m, against=run.against, strategy=run.strategy,
                       ratio=None, ratio_found=None, objective=None, reference=None, guarantee=None,
                       exceeds_guarantee=None, instance=None, schedules={}, size=None,
                       size_bound=run.size_bound, evaluations=len(mine),
-                      counted=sum(1 for r in mine if r.get("ratio") is not None),
+                      counted=sum(1 for r in mine if run.score(r) is not None),
                       unproven=sum(1 for r in mine if r.get("status") == "unproven"),
                       discarded=run.invalid, time_to_best=None, elapsed=round(run.elapsed(), 3),
                       seed=run.seed, budget=run.budget, improvements=run.improvements,
-                      violations=run.violations, per_method=per_method)
+                      violations=run.violations, per_method=per_method, target=run.target)
     best = run.best.get(m)
     if best is None:
         return res
-    res.time_to_best, res.ratio_found = best.get("elapsed"), best["ratio"]
+    res.time_to_best, res.ratio_found = best.get("elapsed"), best.get("ratio")
+    res.violation_found = best.get("violation")
     doc = best["instance"] if shrunk is None else shrunk[0]
     key = doc_key(doc)
     row, scheds = run.known(key, m), run.schedules.get((key, m))
     if row is None or not scheds:        # resumed run: solve the winner again for its schedules
         rows = ex.submit(evaluate, {"family": run.fam.name, "instance": doc, "key": key,
                                     "methods": [m], "against": run.against,
-                                    "time_limit": run.time_limit, "guard": run.guard}).result()
+                                    "time_limit": run.time_limit, "guard": run.guard,
+                                    "target": run.target}).result()
         row = rows[0]
         scheds = row.pop("_schedules", {})
     res.ratio = row.get("ratio")
     res.objective, res.reference = row.get("objective"), row.get("reference")
     res.guarantee, res.exceeds_guarantee = row.get("guarantee"), row.get("exceeds")
+    res.violation = row.get("violation")
     res.instance, res.schedules, res.size = doc, scheds, size_of(run.fam, doc)
     return res
 
@@ -238,26 +287,78 @@ def _write_outputs(out: Path, run: Run, res: WorstResult, found, plots: bool) ->
 
 
 def format_result(res: WorstResult, out=None) -> str:
-    """Lines for the terminal."""
-    if res.ratio is None:
-        return (f"{res.family} {res.method} vs {res.against}: no candidate counted "
-                f"({res.evaluations} evaluated, {res.unproven} without a proven optimum) in "
-                f"{res.elapsed:.1f} s")
-    g = "-" if res.guarantee is None else f"{res.guarantee:.6g}"
+    """Lines for the terminal, each figure with what it means."""
+    lemma = res.target.startswith("lemma:")
+    score = res.violation if res.target != "ratio" else res.ratio
+    if score is None:
+        what = "no run where the claim applies" if lemma else "no candidate counted"
+        return (f"{res.family} {res.method} ({res.target}): {what} ({res.evaluations} "
+                f"evaluated, {res.unproven} without a proven optimum) in {res.elapsed:.1f} s")
     lines = [f"family     {res.family}",
-             f"method     {res.method} vs {res.against} ({res.strategy})",
-             f"ratio      {res.ratio:.6g} (found {res.ratio_found:.6g}; instance size "
-             f"{res.size}, bound {res.size_bound})",
-             f"objective  {res.objective:.6g} vs {res.reference:.6g}",
-             f"guarantee  {g}" + ("  EXCEEDED" if res.exceeds_guarantee else ""),
-             f"evaluated  {res.evaluations} instances ({res.counted} counted, {res.unproven} "
-             f"without a proven optimum); best after {res.time_to_best:.1f} s of "
-             f"{res.elapsed:.1f} s"]
+             f"method     {res.method} vs {res.against} ({res.strategy}, target {res.target})"]
+    if not lemma:
+        g = "-" if res.guarantee is None else f"{res.guarantee:.6g}"
+        found = "" if res.ratio_found is None else f" (before shrinking {res.ratio_found:.6g})"
+        lines += [f"ratio      {res.ratio:.6g} = objective({res.method}) / objective"
+                  f"({res.against}){found}",
+                  f"objective  {res.objective:.6g} vs {res.reference:.6g}",
+                  f"guarantee  {g} (the paper's claimed ratio on this instance)"
+                  + ("  EXCEEDED" if res.exceeds_guarantee else "")]
+    elif res.objective is not None:
+        lines.append(f"objective  {res.objective:.6g} ({res.method}'s, verified)")
+    if res.violation is not None:
+        meaning = ("ratio / guarantee" if not lemma else
+                   f"claimed side / allowed side of {res.target[6:]}")
+        verdict = ("> 1: the claim FAILS on this instance" if res.exceeds_guarantee
+                   else "<= 1: the claim holds on this instance")
+        found = ("" if res.violation_found is None
+                 else f"; before shrinking {res.violation_found:.6g}")
+        lines.append(f"violation  {res.violation:.6g} = {meaning} ({verdict}{found})")
+    best = "-" if res.time_to_best is None else f"{res.time_to_best:.1f} s"
+    lines.append(f"size       {res.size} (bound {res.size_bound})")
+    if res.strategy != "replay":
+        lines.append(f"evaluated  {res.evaluations} instances ({res.counted} counted, "
+                     f"{res.unproven} without a proven optimum); best after {best} of "
+                     f"{res.elapsed:.1f} s")
     if res.violations:
-        lines.append(f"violation  {len(res.violations)} schedule(s) failed verify: "
+        lines.append(f"verify     {len(res.violations)} schedule(s) failed verify: "
                      f"{res.violations[0]['error'][:120]}")
     if out is not None:
-        lines.append(f"wrote      {out}/worst.json, schedule_*.json, result.json, results.jsonl")
+        lines.append(f"wrote      {out}/worst.json (the instance), schedule_*.json, result.json "
+                     f"(every figure), results.jsonl (every evaluation; resumable)")
+        lines.append(f"replay     optsched worst {res.family} --method {res.method} --target "
+                     f"{res.target} --replay {out}/worst.json")
     return "\n".join(lines)
 
 
+def replay(family: str, method: str, path, against: str = "exact", *, target: str = "ratio",
+           time_limit: float = DEFAULT_TIME_LIMIT) -> WorstResult:
+    """Evaluate one saved instance exactly as a search would (the reproduction of a finding):
+    ``optsched worst FAMILY --method M --target T --replay FILE``."""
+    from optsched.io import load_instance
+
+    check_methods(family, [method], against)
+    against = check_target(family, [method], target, against)
+    fam = registry.get_family(family, error=OptschedError)
+    inst = load_instance(path)
+    if getattr(inst, "FAMILY", None) != family:
+        raise OptschedError(f"--replay {path}: not a {family} instance")
+    doc = inst.to_dict()
+    doc.pop("name", None)
+    row = evaluate({"family": family, "instance": doc, "key": doc_key(doc), "methods": [method],
+                    "against": against, "time_limit": time_limit, "guard": False,
+                    "target": target})[0]
+    scheds = row.pop("_schedules", {})
+    res = WorstResult(family=family, method=method, against=against, strategy="replay",
+                      ratio=row.get("ratio"), ratio_found=None, objective=row.get("objective"),
+                      reference=row.get("reference"), guarantee=row.get("guarantee"),
+                      exceeds_guarantee=row.get("exceeds"), instance=doc, schedules=scheds,
+                      size=size_of(fam, doc), size_bound=size_of(fam, doc), evaluations=1,
+                      counted=int(row.get("status") == "ok"),
+                      unproven=int(row.get("status") == "unproven"), discarded=0,
+                      time_to_best=None, elapsed=float(row.get("runtime_s") or 0.0), seed=0,
+                      budget=time_limit, target=target, violation=row.get("violation"))
+    if row.get("status") != "ok":
+        res.violations = [{"method": method, "error": row.get("error") or row.get("status"),
+                           "instance": doc}] if row.get("status") == "violation" else []
+    return res

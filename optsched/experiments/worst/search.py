@@ -29,7 +29,7 @@ def evolve(run: Run, ex) -> None:
     parent, parent_fit, stale, restarts = None, None, 0, 0
     seen: set[str] = set()
     while True:
-        if run.target is not None and m in run.best and run.best[m]["ratio"] >= run.target:
+        if run.stop_at is not None and (run.best_score(m) or -1.0) >= run.stop_at:
             return
         if parent is None and restarts % 2 == 1 and m in run.best:
             # iterated local search: every other restart kicks the best instance with a few
@@ -50,14 +50,14 @@ def evolve(run: Run, ex) -> None:
         if not docs or not run.may_continue(docs, run.reserve):
             return
         seen.update(doc_key(d) for d in docs)
-        before = run.best.get(m, {}).get("ratio")
+        before = run.best_score(m)
         fits = [run.fitness(rows, m) for rows in run.evaluate(docs, "search", ex)]
         scored = [(f, -i) for i, f in enumerate(fits) if f is not None]
         if scored:
             f, neg = max(scored)              # the best child, the first one on ties
             if parent_fit is None or f >= parent_fit * (1 - REL):
                 parent, parent_fit = docs[-neg], f
-        after = run.best.get(m, {}).get("ratio")
+        after = run.best_score(m)
         stale = 0 if (after is not None and (before is None or after > before)) else stale + 1
         if stale >= PATIENCE or parent_fit is None:
             parent, parent_fit, stale, restarts = None, None, 0, restarts + 1
@@ -152,8 +152,11 @@ def shrink_doc(run: Run, doc: dict, ratio: float, ex) -> tuple[dict, float]:
 
 
 def sample_random(run: Run, ex) -> None:
-    """Generator instances only, every method of the run, for the whole budget."""
+    """Generator instances only, every method of the run, for the whole budget (or until the
+    first method's score reaches ``stop_at``)."""
     while True:
+        if run.stop_at is not None and (run.best_score(run.methods[0]) or -1.0) >= run.stop_at:
+            return
         docs = [d for d in (run.random_doc() for _ in range(run.lam)) if d is not None]
         if not docs or not run.may_continue(docs, 0.0):
             return

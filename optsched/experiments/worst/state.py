@@ -57,8 +57,12 @@ class WorstResult:
 
     ``ratio`` is that of the (shrunk) ``instance``; ``ratio_found`` the best before shrinking;
     ``time_to_best`` the run's elapsed seconds when the best was first evaluated;
-    ``improvements`` lists ``[elapsed, ratio, method]`` at every new best; ``per_method`` the
-    best ratio of every method of a multi-method (random) run.
+    ``improvements`` lists ``[elapsed, score, method]`` at every new best (the score is what
+    ``target`` maximises); ``per_method`` the best of every method of a multi-method (random) run.
+    ``violation`` is the claim's violation factor on ``instance`` (``target="violation"``: ALG /
+    (OPT x guarantee); ``"lemma:NAME"``: the lemma's predicate; > 1 means the claim fails), also
+    filled for the ratio target when the method has a guarantee; ``violation_found`` before
+    shrinking.
     """
 
     family: str
@@ -86,6 +90,9 @@ class WorstResult:
     improvements: list = field(default_factory=list)
     violations: list = field(default_factory=list)
     per_method: dict = field(default_factory=dict)
+    target: str = "ratio"
+    violation: float | None = None
+    violation_found: float | None = None
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -93,7 +100,8 @@ class WorstResult:
         return d
 
     def first_above(self, value: float) -> float | None:
-        """Elapsed seconds at which a ratio above ``value`` was first found (or None)."""
+        """Elapsed seconds at which a score (ratio, or violation factor) above ``value`` was first
+        found (or None)."""
         return next((t for t, r, m in self.improvements if m == self.method and r > value), None)
 
 
@@ -102,7 +110,7 @@ class Run:
 
     def __init__(self, family: str, methods: list[str], against: str, *, size, budget,
                  time_limit, seed, preset, overrides, workers, scheduler, out, strategy,
-                 max_evals, target, shrink_share):
+                 max_evals, stop_at, shrink_share, target="ratio"):
         self.fam = registry.get_family(family, error=OptschedError)
         self.methods, self.against = methods, against
         self.preset, self.overrides = preset, dict(overrides or {})
@@ -113,7 +121,8 @@ class Run:
         self.ctx = Ctx(self.prof, self.grows, np.random.default_rng(seed))
         self.ops = GENERIC_OPS + (spec.mutations if spec is not None else ())
         self.budget, self.time_limit, self.seed = float(budget), float(time_limit), seed
-        self.strategy, self.max_evals, self.target = strategy, max_evals, target
+        self.strategy, self.max_evals, self.stop_at = strategy, max_evals, stop_at
+        self.target = target
         self.reserve = shrink_share * self.budget
         self.workers, self.scheduler, self.out = workers, scheduler, out
         self.lam = max(LAMBDA, workers or 1) if scheduler is None else 2 * LAMBDA
@@ -286,7 +295,8 @@ class Run:
             futures = [ex.submit(screen, {"family": self.fam.name, "instance": d,
                                           "method": self.methods[0],
                                           "methods": self.screen_methods, "time_limit": limit,
-                                          "hard_limit": hard, "guard": self.guard})
+                                          "hard_limit": hard, "guard": self.guard,
+                                          "target": self.target})
                        for _, d in part]
             wait(futures)
             for (k, _), fut in zip(part, futures):
@@ -321,7 +331,7 @@ class Run:
             futures = [ex.submit(evaluate, {"family": self.fam.name, "instance": doc, "key": key,
                                             "methods": self.methods, "against": self.against,
                                             "time_limit": limit, "hard_limit": hard, "cut": cut,
-                                            "guard": self.guard})
+                                            "guard": self.guard, "target": self.target})
                        for _, key, doc in todo]
             wait(futures)
             for (i, key, doc), fut in zip(todo, futures):
@@ -355,16 +365,24 @@ class Run:
                     self._note_best(m, row)
         return out
 
+    def score(self, row: dict | None) -> float | None:
+        """What the run maximises on a row: its ratio (target ``ratio``) or its violation
+        factor (``violation``, ``lemma:NAME``)."""
+        if row is None:
+            return None
+        return row.get("ratio") if self.target == "ratio" else row.get("violation")
+
     def _note_best(self, method: str, row: dict):
-        r = row.get("ratio")
+        r = self.score(row)
         if r is None:
             return
-        best = self.best.get(method)
-        if best is None or r > best["ratio"] * (1 + REL):
+        old = self.score(self.best.get(method))
+        if old is None or r > old * (1 + REL):
             self.best[method] = row
             self.improvements.append([row.get("elapsed") or 0.0, r, method])
 
-    @staticmethod
-    def fitness(rows: dict[str, dict], method: str) -> float | None:
-        row = rows.get(method)
-        return None if row is None else row.get("ratio")
+    def best_score(self, method: str) -> float | None:
+        return self.score(self.best.get(method))
+
+    def fitness(self, rows: dict[str, dict], method: str) -> float | None:
+        return self.score(rows.get(method))
