@@ -20,7 +20,7 @@ Claims and what is measured (seeds fixed; about 2 min on a free core):
    mean over 5 RNG seeds), under every reading of the "15% extra time" calibration
    (:data:`CALIBRATIONS`).
 
-Usage:  python benchmarks/claims_ring_contention.py [--tiny 15] [--paper 2]
+Usage:  python benchmarks/claims_ring_contention.py [--tiny 20] [--paper 2]
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def fig4(seeds: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tiny", type=int, default=15, help="tiny seeds 0..N-1 (default 15)")
+    ap.add_argument("--tiny", type=int, default=20, help="tiny seeds 0..N-1 (default 20)")
     ap.add_argument("--paper", type=int, default=2, help="paper-scale seeds 0..P-1 (default 2)")
     args = ap.parse_args()
     t0 = time.perf_counter()
