@@ -344,14 +344,14 @@ class _FamilyNames:
     """The registered family names as argparse ``choices``, looked up on first use."""
 
     def __contains__(self, name) -> bool:
-        from optsched.registry import families
+        from optsched.registry import family_names
 
-        return name in families()
+        return name in family_names()
 
     def __iter__(self):
-        from optsched.registry import families
+        from optsched.registry import family_names
 
-        return iter(families())
+        return iter(family_names())
 
 
 def _presets() -> str:
@@ -394,11 +394,19 @@ def _parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=summary, description=description or summary[0].upper()
                               + summary[1:] + ".")
 
+    for add in COMMANDS:
+        add(command)
+    return p
+
+
+def _add_families(command: Callable[..., _Parser]) -> None:
     s = command("families", "list the five problem families, one line each",
                 "List every problem family: its name (the \"family\" tag of instance and schedule "
                 "JSON), the paper and the objective.")
     s.set_defaults(run=cmd_families)
 
+
+def _add_methods(command: Callable[..., _Parser]) -> None:
     s = command("methods", "list the methods of a family: name, kind, claimed guarantee",
                 "List the methods of FAMILY: name, kind (exact | bound | algorithm | baseline; "
                 "\"relaxed\" marks methods that solve a relaxed model on purpose, checked by their "
@@ -412,6 +420,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"do not wrap the table at {TABLE_WIDTH} columns")
     s.set_defaults(run=cmd_methods)
 
+
+def _add_generate(command: Callable[..., _Parser]) -> None:
     s = command("generate", "write a seeded instance as JSON",
                 "Generate a seeded, validated instance of FAMILY following the paper's evaluation "
                 "(tiny and small are exact-solvable; paper is the paper's scale).")
@@ -424,6 +434,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="write to FILE (its directory must exist) instead of stdout")
     s.set_defaults(run=cmd_generate)
 
+
+def _add_solve(command: Callable[..., _Parser]) -> None:
     s = command("solve", "solve an instance file with one method",
                 "Solve the instance in FILE with one method and print the Result (status, "
                 "objective recomputed by the family's verifier, lower bound, runtime, the paper's "
@@ -448,6 +460,8 @@ def _parser() -> argparse.ArgumentParser:
                         "exact method solves) and list them on stderr")
     s.set_defaults(run=cmd_solve)
 
+
+def _add_certify(command: Callable[..., _Parser]) -> None:
     s = command("certify", "prove an interval [LB, UB] on the optimum, at any scale",
                 "Certify the instance in FILE: the exact method (which proves small instances), "
                 "then every algorithm and baseline, the family's strongest lower bound and its "
@@ -466,6 +480,8 @@ def _parser() -> argparse.ArgumentParser:
     _solver_args(s)
     s.set_defaults(run=cmd_certify)
 
+
+def _add_verify(command: Callable[..., _Parser]) -> None:
     s = command("verify", "check a schedule against an instance, print its objective",
                 "Check SCHEDULE against the instance in FILE with the family's independent "
                 "verifier; print the objective, or exit 2 naming the violated constraint (the "
@@ -474,6 +490,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("schedule", metavar="SCHEDULE", help="schedule JSON (from 'optsched solve -o')")
     s.set_defaults(run=cmd_verify)
 
+
+def _add_plot(command: Callable[..., _Parser]) -> None:
     s = command("plot", "draw a schedule as a Gantt chart",
                 "Verify SCHEDULE against the instance in FILE and draw it as a Gantt chart: one "
                 "row per device (GPU, server or switch port, by family), one colour per job, the "
@@ -485,6 +503,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: %(default)s)")
     s.set_defaults(run=cmd_plot)
 
+
+def _add_ratios(command: Callable[..., _Parser]) -> None:
     s = command("ratios", "THE MAIN JOB: empirical ratios against the exact optimum",
                 "Run every method of every chosen family on seeded instances, check each "
                 "schedule with the family's verifier, and print ALG/OPT (LB/OPT for bounds) "
@@ -524,6 +544,8 @@ def _parser() -> argparse.ArgumentParser:
     _quiet_arg(s)
     s.set_defaults(run=cmd_ratios)
 
+
+def _add_compare(command: Callable[..., _Parser]) -> None:
     s = command("compare", "the paper's algorithm against its baselines at scale",
                 "Run the paper's algorithm (every reading of it) and its baselines on larger "
                 "instances, normalised by the paper's algorithm, with the best lower bound.")
@@ -544,11 +566,13 @@ def _parser() -> argparse.ArgumentParser:
     _quiet_arg(s)
     s.set_defaults(run=cmd_compare)
 
-    s = sub.add_parser("worst", help="search for the instance on which a method is worst",
-                       description="Search valid instances of bounded size for the largest "
-                       "objective(M)/objective(reference): mutation-based (1+lambda) evolution "
-                       "with restarts, then delta-debugging shrinking. Only proven optima count; "
-                       "every schedule is verified. With --out the run is resumable.")
+
+def _add_worst(command: Callable[..., _Parser]) -> None:
+    s = command("worst", "search for the instance on which a method is worst",
+                "Search valid instances of bounded size for the largest "
+                "objective(M)/objective(reference): mutation-based (1+lambda) evolution "
+                "with restarts, then delta-debugging shrinking. Only proven optima count; "
+                "every schedule is verified. With --out the run is resumable.")
     _family_arg(s)
     s.add_argument("--method", required=True, metavar="M", help="the algorithm or baseline")
     s.add_argument("--against", default="exact", metavar="R",
@@ -590,6 +614,8 @@ def _parser() -> argparse.ArgumentParser:
                         "worst-FAMILY-METHOD-DATE-TIME)")
     s.set_defaults(run=cmd_worst)
 
+
+def _add_schema(command: Callable[..., _Parser]) -> None:
     s = command("schema", "print the JSON Schema of a family's instance or schedule format",
                 "Print the JSON Schema (draft 2020-12) of FAMILY's instance or schedule JSON: "
                 "every field with its meaning in the paper's notation, its type and its bounds; "
@@ -598,7 +624,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("kind", nargs="?", default="instance", choices=("instance", "schedule"),
                    metavar="KIND", help="instance or schedule (default: %(default)s)")
     s.set_defaults(run=cmd_schema)
-    return p
+
+
+#: The subcommands in the order ``optsched --help`` lists them.
+COMMANDS = (_add_families, _add_methods, _add_generate, _add_solve, _add_certify, _add_verify, _add_plot, _add_ratios, _add_compare, _add_worst, _add_schema)
 
 
 def cmd_schema(args) -> None:

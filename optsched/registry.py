@@ -59,8 +59,12 @@ def get_family(name: Any, error: type[Exception] = UnknownMethod, where: str = "
         return _load(name)
     if isinstance(name, str) and name in _FAMILIES:
         return _FAMILIES[name]
-    known = [*BUILTIN, *(n for n in _FAMILIES if n not in BUILTIN)]
-    raise error(f"{where}: unknown family {name!r} (known: {', '.join(known)})")
+    raise error(f"{where}: unknown family {name!r} (known: {', '.join(family_names())})")
+
+
+def family_names() -> list[str]:
+    """Every registered family's name, built-in ones first, without importing any family."""
+    return [*BUILTIN, *(n for n in _FAMILIES if n not in BUILTIN)]
 
 
 def family_of(instance: Any) -> Family:
