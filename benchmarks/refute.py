@@ -4,6 +4,8 @@ papers' claims unaided, from tiny random starts, and which search strategy finds
 Claims (docs/errata.md):
 
 - ``hare_thm4``       hetero_gpu ``hare`` above alpha(2+alpha) (H1 class), ``--target violation``;
+- ``hare_thm4_1gpu``  the same restricted to alpha = 1 (generator override ``n_gpus=(1, 1)``, size
+  <= 10 tasks, as issue 12's validation): the guarantee stays at its smallest, 3;
 - ``pda_thm2``        cojob_network ``pda`` above 2 - 2/(l+1) (G1 class), ``--target violation``;
 - ``ring_lemma3``     ring_contention ``sjf_bco`` breaking Lemma 3 (R2), ``--target lemma:lemma3``;
 - ``mincost1_thm1``   elastic_cluster ``a_online`` with a non-optimal A_mincost1 call (Z1),
@@ -35,6 +37,8 @@ from optsched.tolerance import REL
 
 CLAIMS: dict[str, dict[str, Any]] = {
     "hare_thm4": dict(family="hetero_gpu", method="hare", target="violation", overrides={}),
+    "hare_thm4_1gpu": dict(family="hetero_gpu", method="hare", target="violation",
+                           overrides={"n_gpus": (1, 1)}, size=10),
     "pda_thm2": dict(family="cojob_network", method="pda", target="violation", overrides={}),
     "ring_lemma3": dict(family="ring_contention", method="sjf_bco", target="lemma:lemma3",
                         overrides={}),
@@ -52,7 +56,8 @@ def run_one(claim: str, strategy: str, seed: int, budget: float, out: Path,
     t0, c0 = time.perf_counter(), time.process_time()
     res = run_worst(spec["family"], spec["method"], seed=seed, budget=budget,
                     time_limit=time_limit, strategy=strategy, target=spec["target"],
-                    overrides=spec["overrides"], stop_at=STOP, out=folder, plots=False)
+                    overrides=spec["overrides"], size=spec.get("size"), stop_at=STOP,
+                    out=folder, plots=False)
     first = res.first_above(1 + REL)
     return {"claim": claim, "strategy": strategy, "seed": seed, "budget": budget,
             "found": first is not None, "time_to_first": first,

@@ -103,3 +103,14 @@ def test_cli_saves_by_default_and_explains(hetero, tmp_path, monkeypatch, capsys
     if "no candidate" not in out:
         assert (folders[0] / "worst.json").exists()
         assert "ratio / guarantee" in out and "replay" in out and folders[0].name in out
+
+
+def test_excess_is_above_one_exactly_when_the_factor_is():
+    """The violation target ranks by (ratio - 1) / (guarantee - 1): no credit for a guarantee of
+    1 met trivially (PDA on one stage), the same verdict as ratio / guarantee otherwise."""
+    from optsched.experiments.worst.evaluate import excess
+
+    assert excess(1.0, 1.0) == 0.0 and excess(1.25, 1.0) == 1.25
+    for ratio, g in [(3.5, 3.0), (2.9, 3.0), (1.4, 4 / 3), (1.3, 4 / 3), (3.0, 3.0)]:
+        assert (excess(ratio, g) > 1) == (ratio > g)
+    assert excess(2.0, 3.0) < excess(2.5, 3.0)

@@ -1,8 +1,26 @@
-"""``optsched worst``: search for the instance on which a method is furthest from a reference.
+"""``optsched worst``: search for the instance on which a method is furthest from a reference, or
+on which a paper's claim fails.
 
-The search maximises ``objective(M) / objective(reference)`` over *valid instances of bounded
-size*. The reference is the proven optimum of the family's ``exact`` method (default) or another
-method ("when is the paper's algorithm worse than FIFO?").
+The search maximises a *target* over *valid instances of bounded size*:
+
+- ``ratio`` (default): ``objective(M) / objective(reference)``. The reference is the proven
+  optimum of the family's ``exact`` method (default) or another method ("when is the paper's
+  algorithm worse than FIFO?").
+- ``violation``: ``ALG / (OPT x guarantee(instance))`` for a method with a registered guarantee
+  (:attr:`optsched.method.Method.guarantee`); > 1 refutes the claimed ratio on the instance. The
+  guarantee grows with some instances (Hare's alpha(2+alpha)), so maximising the ratio runs to
+  instances where the bound is astronomically loose; this target keeps the search where the
+  guarantee is small.
+- ``lemma:NAME``: the violation factor of a paper lemma or subroutine claim registered as a
+  :class:`optsched.family.Claim` predicate ``check(instance, result)`` in
+  ``optsched.workloads.<family>.CLAIMS`` (``Family.worst.claims``): ring_contention ``lemma3``,
+  ``lemma4`` (SJF-BCO, Sec. 5.3), elastic_cluster ``mincost1`` (Theorem 1: A_mincost1 is optimal,
+  on the prices Algorithm 3 creates). No reference is solved.
+
+``result.json`` carries ``violation`` (the factor) beside ``exceeds_guarantee`` (violation > 1
+beyond the tolerance) for the last two, and for the ratio target when the method has a guarantee.
+``optsched worst ... --replay FILE`` evaluates one saved instance the same way (the one-command
+reproduction of a finding).
 
 Counting rules (what makes a found ratio trustworthy):
 
@@ -41,8 +59,18 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   another value of the same field), keeping every change whose ratio stays >= the found ratio
   (relative tolerance :data:`optsched.tolerance.REL`). The result's ``ratio`` is that of the shrunk instance.
 
+``strategy="continuous"`` and ``"hybrid"`` (:mod:`.continuous`): a log-space (mu/mu_w, lambda)
+evolution strategy on the instance's real numbers with its structure fixed, restarted from fresh
+generator instances and from the best one; the hybrid applies structure moves (copy/remove/swap
+jobs, tasks, devices; the family's operators) to the best instance at every other restart.
+
 ``strategy="random"`` is the baseline: generator instances only, for the whole budget, several
 methods at once (one exact solve per instance serves all of them).
+
+Not built: a MetaOpt-style bilevel MILP (the algorithm's choices as constraints, the gap to the
+exact model maximised): none of the five algorithms is a single LP/greedy rule cheap to encode
+(Hare solves an RL then list-schedules, SJF-BCO bisects, PDA is iterative, A_online nests three
+subroutines).
 
 Determinism: the trajectory depends only on ``seed`` and the evaluation results (lambda is
 ``max(4, workers)``); the wall-clock ``budget`` decides only where it stops. ``max_evals`` stops it
@@ -53,14 +81,16 @@ Resumability: with ``out`` every evaluation is one row of ``out/results.jsonl`` 
 method)``). A re-run with the same ``out`` replays the search from its seed, taking every evaluation
 it already has from the store, and continues with what is left of the budget (rows record the
 run's elapsed time). Budget cuts of a solve are stored as ``error`` rows and redone.
-Outputs: ``worst.json`` (shrunk instance), ``worst_found.json`` (before shrinking),
+Outputs (the CLI writes them by default to a new folder ``worst-FAMILY-METHOD-DATE-TIME``):
+``worst.json`` (shrunk instance), ``worst_found.json`` (before shrinking),
 ``schedule_<method>.json``, ``schedule_<reference>.json`` (+ ``.png`` Gantt charts when matplotlib
 is present) and ``result.json`` (ratio, objectives, claimed guarantee, progress).
 
 The package, by concern: :mod:`.doc` (JSON tree helpers), :mod:`.sizes` (size measures),
 :mod:`.profile` (what the generator produces), :mod:`.mutations` (operators), :mod:`.evaluate`
 (guarded evaluation of a candidate), :mod:`.state` (one run's state and result), :mod:`.search`
-(strategies and shrinking), :mod:`.run` (the entry point and its outputs).
+(strategies and shrinking), :mod:`.continuous` (the evolution strategy), :mod:`.run` (the entry
+point, replay and outputs).
 """
 
 from optsched.experiments.worst.doc import doc_key

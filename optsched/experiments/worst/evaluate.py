@@ -160,8 +160,8 @@ def evaluate_here(task: dict) -> list[dict]:
         row = {**base, "method": name, "status": None, "ratio": None, "objective": None,
                "reference": ref_obj, "ref_status": None if ref is None else ref.status.value,
                "ref_runtime_s": None if ref is None else ref.runtime_s,
-               "guarantee": None, "violation": None, "exceeds": None, "runtime_s": None,
-               "error": None}
+               "guarantee": None, "violation": None, "excess": None, "exceeds": None,
+               "runtime_s": None, "error": None}
         schedules = {}
         if ref_err is not None:
             row["status"], row["error"] = ref_err
@@ -195,6 +195,7 @@ def evaluate_here(task: dict) -> list[dict]:
                     row["status"], row["ratio"] = "ok", ratio
                     if row["guarantee"]:
                         row["violation"] = ratio / row["guarantee"]
+                        row["excess"] = excess(ratio, row["guarantee"])
                         row["exceeds"] = exceeds(row["violation"])
                     schedules = {name: res.schedule.to_dict(), against: ref.schedule.to_dict()}
         row["_schedules"] = schedules
@@ -205,6 +206,16 @@ def evaluate_here(task: dict) -> list[dict]:
 def exceeds(violation: float | None) -> bool | None:
     """A violation factor above 1 beyond the tolerance: the claim fails (None: not measured)."""
     return None if violation is None else violation > (1 + REL) + REL
+
+
+def excess(ratio: float, guarantee: float) -> float:
+    """What the ``violation`` target ranks by: (ratio - 1) / (guarantee - 1), above 1 exactly when
+    ratio / guarantee is. Unlike ratio / guarantee it gives no credit to an instance whose
+    guarantee is 1 and trivially met (PDA on one stage: 2 - 2/(l+1) = 1 = ALG/OPT), a plateau
+    the search would otherwise never leave; a guarantee of 1 that fails scores ratio."""
+    if guarantee <= 1 + REL:
+        return ratio if ratio > (1 + REL) * guarantee + REL else 0.0
+    return (ratio - 1) / (guarantee - 1)
 
 
 def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
@@ -269,5 +280,5 @@ def screen_here(task: dict) -> float | None:
     proxy = ratio_of(target, min(objs.values()))
     if task.get("target") == "violation" and proxy is not None:
         g = fam.method(task["method"]).guarantee_on(inst)
-        return proxy / g if g else None
+        return excess(proxy, g) if g else None
     return proxy

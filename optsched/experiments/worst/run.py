@@ -122,10 +122,12 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
     target
         What is maximised: ``"ratio"`` (ALG/OPT), ``"violation"`` (ALG / (OPT x guarantee):
         > 1 means the method's claimed guarantee fails on the instance; only methods with a
-        registered guarantee) or ``"lemma:NAME"`` (the violation factor of the family's claim
+        registered guarantee; the search ranks by the excess (ALG/OPT - 1) / (guarantee - 1),
+        > 1 exactly when the factor is, :func:`~.evaluate.excess`) or ``"lemma:NAME"`` (the violation factor of the family's claim
         NAME, :class:`optsched.family.Claim`, on the method's run; no reference is solved).
     stop_at
-        Stop searching (then shrink) once this score (ratio, or violation factor) is reached.
+        Stop searching (then shrink) once this score (ratio, excess or lemma violation factor)
+        is reached.
     shrink, shrink_share
         Shrink the best instance, in the last ``shrink_share`` of the budget.
     plots

@@ -366,11 +366,14 @@ class Run:
         return out
 
     def score(self, row: dict | None) -> float | None:
-        """What the run maximises on a row: its ratio (target ``ratio``) or its violation
-        factor (``violation``, ``lemma:NAME``)."""
+        """What the run maximises on a row: its ratio (target ``ratio``), the excess over the
+        guarantee (``violation``: > 1 exactly when the violation factor is, see
+        :func:`~.evaluate.excess`) or the lemma's violation factor (``lemma:NAME``)."""
         if row is None:
             return None
-        return row.get("ratio") if self.target == "ratio" else row.get("violation")
+        if self.target == "ratio":
+            return row.get("ratio")
+        return row.get("excess") if self.target == "violation" else row.get("violation")
 
     def _note_best(self, method: str, row: dict):
         r = self.score(row)
