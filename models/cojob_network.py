@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import pyomo.environ as pyo
 
 from optsched.tolerance import at_least
@@ -300,7 +302,8 @@ def event_milp_size(instance) -> dict[str, int]:
     return {"binaries": items * items, "events": items, "flows": flows, "terms": terms}
 
 
-def build_event_milp(instance, horizon: float, cuts=()) -> pyo.ConcreteModel:
+def build_event_milp(instance, horizon: float, cuts=(), floor: float | None = None
+                     ) -> pyo.ConcreteModel:
     """Model E: event-indexed MILP of problem (O), paper Eqs. (1)-(12), over rate timelines.
 
     Index sets: :class:`EventIndex` (items ``u`` = iterations and arrival markers, events
@@ -325,14 +328,18 @@ def build_event_milp(instance, horizon: float, cuts=()) -> pyo.ConcreteModel:
     * (2)-(4) ``C[u] >= t_e - horizon * y[u, e - 1]`` (``C[u] >= t_e`` for every event up to its
       completion event), ``S[g,k] >= C[u]`` for ``u`` in ``finals[g, k]``;
     * valid stage inequalities (14) and the Queyranne cuts (15) listed in ``cuts`` (both hold for
-      every feasible schedule, Lemma 1; they only tighten the relaxation).
+      every feasible schedule, Lemma 1; they only tighten the relaxation);
+    * with ``floor`` (a proven lower bound on OPT(O), e.g. Model F's or Model I's dual bound): the
+      objective ``>= floor``; it cuts off no schedule of cost >= OPT(O), so the optimum is kept.
 
     Objective (1): ``sum_{g,k} (S_{g,k} - r_g)``.
 
     Exactness (for compute gaps ``c_{g,j} = 0``; :func:`event_milp_applies`).
     (i) *Every feasible schedule of cost <= U is a solution of cost equal or lower, with
-    horizon >= U + max_g r_g.* Take an exactly feasible rate timeline. Its makespan is the largest
-    ``S_{g,k}`` and ``S_{g,k} <= r_g + sum (S - r) <= max r + U``. Rank the items by completion time
+    horizon >= U + max_g r_g* (or any bound on the makespan of the schedules of cost <= U, such as
+    ``optsched.solvers.cojob_network.exact.event_horizon``). Take an exactly feasible rate
+    timeline. Its makespan is the largest ``S_{g,k}`` and ``S_{g,k} <= r_g + sum (S - r) <= max r
+    + U``. Rank the items by completion time
     (arrival markers at ``r``; ties: markers first, then by iteration index, so a releasing item
     always ranks first — a released iteration sends positive bytes after its release, so it
     completes strictly later), set ``t_e`` to the ``e``-th completion time, ``y`` from the ranks and
@@ -414,6 +421,8 @@ def build_event_milp(instance, horizon: float, cuts=()) -> pyo.ConcreteModel:
     for p, subset in cuts:
         add_cut(instance, m, p, subset)
     m.obj = pyo.Objective(expr=sum(m.S[a] for a in m.A) - _arrival_sum(instance))  # (1)
+    if floor is not None:
+        m.floor = pyo.Constraint(expr=m.obj.expr >= floor)
     m.index = idx
     return m
 
@@ -507,3 +516,232 @@ def _event_schedule(instance, idx: EventIndex, done: list, segments, schedule_ty
                          for job in c.jobs) for g, c in enumerate(instance.cojobs))
     order = tuple(sorted(instance.stages, key=lambda a: (S[a], a)))
     return schedule_type(starts, segments, order, "event_milp")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Model I: item-level ordering MILP (a lower bound tighter than Model F; issue 19 item 6)
+
+
+class ItemOrder:
+    """Model I: the linear-ordering MILP of Model F written over *iterations* (items) instead of
+    stages, as plain sparse arrays for :class:`optsched.solvers.highs.ArrayModel`.
+
+    Items ``u`` are the iterations ``(g, j, i)`` (``i`` 1-based, cumulative) of every job for every
+    stage it runs, with their per-iteration port loads ``d^u_p`` (paper Eq. (27) for one coflow,
+    in time units at the port capacity). Variables: ``x_uv`` in {0, 1} (u completes before v) for
+    the *free* pairs, item completion times ``C_u`` and stage completion times ``S_a``.
+    Constraints:
+
+    * linear ordering: ``0 <= x_uv + x_vw - x_uw <= 1`` for ``u < v < w`` (no 3-cycle);
+    * fixed pairs (no variable): in one cojob every item of stage k completes before every item
+      of stage k+1 (barrier (8): stage k+1 starts at ``S_{g,k}`` and sends positive bytes after
+      it), and within one job and stage iteration i before i+1 (7);
+    * chains: ``C_u >= C_{u-1} + max_p d^u_p`` (iteration ``u-1`` of the job, same stage, (7)),
+      ``C_u >= S_{g,k-1} + max_p d^u_p`` for the first iteration of stage k >= 1 ((8)),
+      ``C_u >= r_g + max_p d^u_p`` for stage 1 ((9));
+    * port prefix (Lemma 1 for items): ``C_u >= d^u_p + sum_{v before u} d^v_p`` for every port
+      p that u loads: all port-p bytes of the items completed by ``C_u`` have crossed p;
+    * ``S_{g,k} >= C_u`` for the last iteration u of stage k of every job of ``J_{g,k}`` ((2)-(3));
+    * optionally ``sum_a (S_a - r_g) >= floor`` (a lower bound already proven, e.g. Model F's).
+
+    Objective ``sum_{g,k} (S_{g,k} - r_g)``. Validity: rank the items of any schedule ``verify``
+    accepts by completion time (ties by iteration index); the fixed pairs hold (strictly later
+    completions), the completion times satisfy every row (compute gaps ``c_{g,j} >= 0`` only
+    delay releases), so the optimum ``I*`` is <= OPT(O). It ignores only the coupling of a
+    flow's two ports, so ``F* <= I*``: given an item order, a stage completing before ``b`` has all
+    its items before ``b``'s last item.
+    """
+
+    def __init__(self, instance, floor: float | None = None):
+        P = instance.machines
+        self.instance = instance
+        self.items: list[tuple[int, int, int, int]] = []      # (g, j, i, k)
+        loads: list[np.ndarray] = []
+        self.chain: list[int | None] = []                      # previous iteration, same stage
+        self.finals: dict[Stage, list[int]] = {}
+        for g, cojob in enumerate(instance.cojobs):
+            for j, job in enumerate(cojob.jobs):
+                d = np.zeros(2 * P)
+                for s, t, x in job.flows:
+                    d[s] += x
+                    d[P + t] += x
+                d /= float(instance.capacity)
+                for k in range(job.stages):
+                    prev = None
+                    for i in range(cojob.iterations[k] - cojob.stage_iterations(k) + 1,
+                                   cojob.iterations[k] + 1):
+                        self.chain.append(prev)
+                        prev = len(self.items)
+                        self.items.append((g, j, i, k))
+                        loads.append(d)
+                    self.finals.setdefault((g, k), []).append(len(self.items) - 1)
+        self.load = np.array(loads).reshape(len(self.items), 2 * P)
+        self.stages = list(instance.stages)
+        self.floor = floor
+        n = len(self.items)
+        self.col: dict[tuple[int, int], int] = {}
+        for u in range(n):
+            for v in range(u + 1, n):
+                if self.fixed(u, v) is None:
+                    self.col[u, v] = len(self.col)
+        self.c_col = len(self.col)                              # C_u at c_col + u
+        self.s_col = {a: self.c_col + n + q for q, a in enumerate(self.stages)}
+        self.n_cols = self.c_col + n + len(self.stages)
+
+    def fixed(self, u: int, v: int) -> bool | None:
+        """True when u must complete before v, False when after, None when free."""
+        g, j, i, k = self.items[u]
+        h, q, i2, k2 = self.items[v]
+        if g != h:
+            return None
+        if k != k2:
+            return k < k2
+        if j == q:
+            return i < i2
+        return None
+
+    def before(self, u: int, v: int) -> tuple[float, int | None, float]:
+        """``[u before v]`` as ``const + coef * x[col]`` (col None when fixed)."""
+        f = self.fixed(u, v)
+        if f is not None:
+            return float(f), None, 0.0
+        if u < v:
+            return 0.0, self.col[u, v], 1.0
+        return 1.0, self.col[v, u], -1.0
+
+    @staticmethod
+    def size(instance) -> dict[str, int]:
+        """``items``, ``binaries`` (at most; pairs fixed by the chains are not counted off) and
+        ``terms`` (non-zeros, an upper estimate), from the instance alone (cheap at any scale)."""
+        n = sum(c.stage_iterations(k) * len(c.alive(k)) for c in instance.cojobs
+                for k in range(c.n_stages))
+        ports = 2 * instance.machines
+        triples = n * (n - 1) * (n - 2) // 6
+        return {"items": n, "binaries": n * (n - 1) // 2,
+                "terms": 6 * triples + n * min(ports, n) * n + 3 * n}
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Cost, lower and upper bounds of the columns (x binary, then C, then S)."""
+        n, nx = len(self.items), len(self.col)
+        cost = np.zeros(self.n_cols)
+        cost[self.c_col + n:] = 1.0
+        lo = np.zeros(self.n_cols)
+        hi = np.full(self.n_cols, np.inf)
+        hi[:nx] = 1.0
+        for u, (g, _, _, k) in enumerate(self.items):
+            if k == 0 and self.chain[u] is None:
+                lo[self.c_col + u] = self.instance.cojobs[g].arrival + float(self.load[u].max())
+        return cost, lo, hi
+
+    def rows(self):
+        """The rows as CSR arrays ``(lo, hi, starts, cols, values)``."""
+        lo: list[float] = []
+        hi: list[float] = []
+        starts: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
+
+        def add(row: dict[int, float], rlo: float, rhi: float) -> None:
+            starts.append(len(cols))
+            cols.extend(row)
+            vals.extend(row.values())
+            lo.append(rlo)
+            hi.append(rhi)
+
+        self._triangles(add)
+        self._chains(add)
+        self._prefixes(add)
+        for a, us in self.finals.items():
+            for u in us:
+                add({self.s_col[a]: 1.0, self.c_col + u: -1.0}, 0.0, np.inf)
+        if self.floor is not None:
+            arr = sum(c.arrival * c.n_stages for c in self.instance.cojobs)
+            add({self.s_col[a]: 1.0 for a in self.stages}, self.floor + arr, np.inf)
+        return (np.array(lo), np.array(hi), np.array(starts, dtype=np.int32),
+                np.array(cols, dtype=np.int32), np.array(vals))
+
+    def _triangles(self, add) -> None:
+        n = len(self.items)
+        for u in range(n):
+            for v in range(u + 1, n):
+                c1, x1, a1 = self.before(u, v)
+                for w in range(v + 1, n):
+                    c2, x2, a2 = self.before(v, w)
+                    c3, x3, a3 = self.before(u, w)
+                    if x1 is None and x2 is None and x3 is None:
+                        continue
+                    row: dict[int, float] = {}
+                    for x, a in ((x1, a1), (x2, a2), (x3, -a3)):
+                        if x is not None:
+                            row[x] = row.get(x, 0.0) + a
+                    const = c1 + c2 - c3
+                    add(row, -const, 1.0 - const)
+
+    def _chains(self, add) -> None:
+        for u, (g, _, _, k) in enumerate(self.items):
+            bott = float(self.load[u].max())
+            prev = self.chain[u]
+            if prev is not None:
+                add({self.c_col + u: 1.0, self.c_col + prev: -1.0}, bott, np.inf)
+            elif k:
+                add({self.c_col + u: 1.0, self.s_col[g, k - 1]: -1.0}, bott, np.inf)
+
+    def _prefixes(self, add) -> None:
+        n = len(self.items)
+        for u in range(n):
+            for p in np.flatnonzero(self.load[u] > 0):
+                row = {self.c_col + u: 1.0}
+                rhs = float(self.load[u, p])
+                for v in range(n):
+                    dv = float(self.load[v, p])
+                    if v == u or dv <= 0:
+                        continue
+                    const, x, a = self.before(v, u)
+                    rhs += dv * const
+                    if x is not None:
+                        row[x] = row.get(x, 0.0) - dv * a
+                add(row, rhs, np.inf)
+
+    def start(self, rank: list[int]) -> np.ndarray:
+        """A feasible column vector from an item order (``rank[u]``, distinct, consistent with the
+        fixed pairs, e.g. the completion order of a verified schedule): x from the ranks, C and S
+        by the recursion of the rows (each the smallest value its rows allow)."""
+        x = np.zeros(self.n_cols)
+        for (u, v), c in self.col.items():
+            x[c] = 1.0 if rank[u] < rank[v] else 0.0
+        n = len(self.items)
+        done = np.zeros(2 * self.instance.machines)
+        S: dict[Stage, float] = {}
+        C = [0.0] * n
+        for u in sorted(range(n), key=lambda w: rank[w]):
+            g, _, _, k = self.items[u]
+            done = done + self.load[u]
+            prev = self.chain[u]
+            rel = (C[prev] if prev is not None else S[g, k - 1] if k
+                   else self.instance.cojobs[g].arrival)
+            C[u] = max(rel + float(self.load[u].max()),
+                       max(float(done[p]) for p in np.flatnonzero(self.load[u] > 0)))
+            x[self.c_col + u] = C[u]
+            if u == max(self.finals[g, k], key=lambda w: rank[w]):
+                S[g, k] = max(C[w] for w in self.finals[g, k])
+        for a, q in self.s_col.items():
+            x[q] = S[a]
+        return x
+
+    def stage_order(self, values: np.ndarray) -> tuple[Stage, ...]:
+        """The stages of a solution by ``S`` (ties: by stage index, so chains are kept)."""
+        return tuple(sorted(self.stages, key=lambda a: (values[self.s_col[a]], a[1], a[0])))
+
+    def ranks_of(self, instance, schedule) -> list[int]:
+        """Each item's completion rank in a verified ``schedule`` (ties by iteration index)."""
+        from optsched.problems.cojob_network import _integrate
+
+        _, finish, _ = _integrate(instance, schedule)
+        keys = []
+        for u, (g, j, i, _) in enumerate(self.items):
+            n = len(instance.cojobs[g].jobs[j].flows)
+            keys.append((max(finish[g, j, i, f] for f in range(n)), i, u))
+        rank = [0] * len(self.items)
+        for r, (_, _, u) in enumerate(sorted(keys)):
+            rank[u] = r
+        return rank

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +39,8 @@ class LpBound:
         Time in HiGHS.
     stopped
         Why the loop stopped early (empty when it converged).
+    cut_list
+        The Queyranne cuts (15) added, as ``(p, stages)`` (Model E takes them, :mod:`.exact`).
     """
 
     value: float | None
@@ -47,6 +50,7 @@ class LpBound:
     S: dict = dataclasses.field(default_factory=dict)
     runtime_s: float = 0.0
     stopped: str = ""
+    cut_list: tuple = ()
 
 
 def chain_bound(instance: Instance) -> float:
@@ -92,7 +96,8 @@ def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: D
         raise ValueError(f"separation: unknown {separation!r} (sort, enumerate)")
     model = cm.build_lp_primal(instance)
     best, values = chain_bound(instance), {}
-    n_cuts = runtime = 0
+    added: list = []
+    runtime = 0.0
     rounds = 0
     stopped = f"cut cap: no convergence in {max_rounds} rounds"
     while rounds < max_rounds:
@@ -110,10 +115,12 @@ def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: D
         new = cm.separate(instance, values)
         for p, subset in new:
             cm.add_cut(instance, model, p, subset)
-        n_cuts += len(new)
+        added += new
         if not new:
-            return LpBound(rep.objective, SolveStatus.OPTIMAL, rounds, n_cuts, values, runtime)
-    return LpBound(best, SolveStatus.TIME_LIMIT, rounds, n_cuts, values, runtime, stopped)
+            return LpBound(rep.objective, SolveStatus.OPTIMAL, rounds, len(added), values, runtime,
+                           cut_list=tuple(added))
+    return LpBound(best, SolveStatus.TIME_LIMIT, rounds, len(added), values, runtime, stopped,
+                   tuple(added))
 
 
 def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -131,6 +138,27 @@ def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
 #: Share of the time left that :func:`order_bound` gives LP-Primal before Model F.
 LP_SHARE = 0.2
 
+#: Model F solved to optimality by :func:`.exact.exact`, per instance (weak keys: an entry goes with
+#: its instance; equal instances, being the same data, share it): ``F*``. ``certify`` runs ``exact`` before ``order_bound``; F* is then
+#: known and solving F again cannot raise it (issue 19 item 6: "Model F once").
+_MODEL_F: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def remember_model_f(instance: Instance, f_star: float) -> None:
+    """Record ``F*`` (Model F solved to optimality, its dual bound) for ``instance``."""
+    try:
+        _MODEL_F[instance] = f_star
+    except TypeError:   # not weak-referenceable or not hashable: nothing is cached
+        pass
+
+
+def solved_model_f(instance: Instance) -> float | None:
+    """``F*`` of ``instance`` if :func:`.exact.exact` proved it in this process, else None."""
+    try:
+        return _MODEL_F.get(instance)
+    except TypeError:
+        return None
+
 
 def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """The larger of LP* (Lemma 1) and the dual bound of Model F (spec Sec. 3.5.1).
@@ -142,9 +170,18 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     LP-Primal runs first (:data:`LP_SHARE` of the time) so a bound exists even if F cannot be
     built; F gets the rest (size guard of :func:`optsched.solvers.highs.refuse`). Any-time: a
     MILP stopped by the deadline returns its dual bound, still valid (status ``time_limit``).
+
+    When :func:`.exact.exact` already solved F to optimality on this instance object (certify runs
+    it first), ``F*`` is taken from it (:func:`solved_model_f`) and neither model is solved again:
+    ``LP* <= F*`` (spec 3.5.1), so the result is the same.
     """
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import refuse, solve_model
+
+    known = solved_model_f(instance)
+    if known is not None:
+        return Outcome(None, SolveStatus.OPTIMAL, known,
+                       {"model_f": known, "model_f_status": "optimal", "model_f_by": "exact"})
 
     left = deadline.remaining()
     lp = solve_lp_primal(instance, "sort", deadline=deadline if left is None

@@ -32,6 +32,9 @@ BF_LIMIT = 400
 #: ~0.9 s for 6.6k non-zeros; l = 40: ~4.5 s for 83k): a conservative rate and fixed cost.
 BUILD_TERMS_PER_S = 15_000.0
 BUILD_OVERHEAD_S = 0.3
+#: Model I is built as arrays straight into highspy (no Pyomo): ~800k non-zeros/s measured at load
+#: 12 on 2 cores; a conservative rate for its time-left guard.
+ARRAY_TERMS_PER_S = 200_000.0
 
 
 #: Heuristics :func:`exact` runs first (cheapest first): its incumbent is never worse than the best
@@ -39,11 +42,20 @@ BUILD_OVERHEAD_S = 0.3
 WARM_METHODS = ("grouper", "pda_chain", "grouper_offline", "baraat", "sincronia", "fair_share")
 #: Share of the time left that the warm-start heuristics may use together.
 WARM_SHARE = 0.25
-#: Share of the time left Model F may use (it is a bound; Model E gets the rest).
+#: Share of the time left Model F may use (it is a bound; Models I and E get the rest).
 F_SHARE = 0.5
-#: All Queyranne cuts (15) go into Model E when there are at most this many; otherwise one per port
-#: (the set M_p of every stage loading it).
+#: Share of the time left the local search over stage orders (:func:`improve`) may use.
+SEARCH_SHARE = 0.1
+#: Share of the time left Model I may use (the item-level bound; Model E gets the rest).
+I_SHARE = 0.6
+#: Share of the time left the LP-Primal cut loop may use (its cuts go into Model E).
+LP_SHARE = 0.1
+#: All Queyranne cuts (15) go into Model E when there are at most this many; otherwise the cuts the
+#: LP-Primal cut loop added (a set on which LP-Primal reaches LP*) plus one per port (all of M_p).
 CUT_LIMIT = 2_000
+#: A bound handed to another model as an objective floor is lowered by this relative amount (the
+#: solvers' tolerances; the floor only prunes, a proof compares with the tolerance policy).
+FLOOR_SLACK = 1e-7
 
 
 @dataclass
@@ -59,56 +71,122 @@ class _Incumbent:
             self.value, self.schedule, self.source = value, schedule(), source
 
 
+@dataclass
+class _Proof:
+    """What :func:`exact` has proven so far: the best bound, the last model report, whether a step
+    was cut short by the deadline or the time-left guard."""
+
+    bound: float
+    rep: Any = None
+    cut: bool = False
+
+    def raise_to(self, value: float | None, best: _Incumbent) -> None:
+        """Take a valid lower bound (never above the incumbent: a bound above a verified schedule
+        is solver noise, :func:`exact` then proves with the incumbent's value)."""
+        if value is not None and math.isfinite(value):
+            self.bound = max(self.bound, min(value, best.value))
+
+
 def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """Exact: the best of the heuristics, Model F's order and Model E, proven against the larger of
-    Model F's and Model E's dual bounds.
+    """Exact: the best of the heuristics, of Model F's order, a local search and Models I and E,
+    proven against the largest dual bound of Models F, I and E.
 
     1. The heuristics of :data:`WARM_METHODS` are simulated (together at most :data:`WARM_SHARE`
        of the time): the incumbent is never worse than the best of them (issue 14).
     2. Model F (stage sequencing MILP, :func:`optsched.models.cojob_network.build_ordering_milp`;
        its dual bound is a lower bound on every schedule ``verify`` accepts) and the simulation of
-       its order (order-preserving priority scheduling). If the incumbent meets F's bound
-       (:func:`optsched.tolerance.at_most`), it is optimal: this is the fast proof.
-    3. Otherwise Model E (:func:`optsched.models.cojob_network.build_event_milp`, an exact MILP of
-       (O) over rate timelines, no order enumeration), with the incumbent's completion order as a
-       MIP start and its cost as the horizon. Its optimum is OPT(O) (proof in its docstring); its
-       schedule is extracted and verified. Used when no job has a compute gap (else, as before, up
-       to :data:`BF_LIMIT` chain-consistent orders are simulated: spec Model BF).
+       its order (order-preserving priority scheduling). F* is remembered for ``order_bound``
+       (:func:`.bounds.remember_model_f`: certify does not solve F twice).
+    3. The local search over stage orders (:func:`improve`, :data:`SEARCH_SHARE`) from the best
+       schedule: on most small instances it finds a schedule that meets F's or I's bound.
+    4. Model I (:class:`optsched.models.cojob_network.ItemOrder`: F over iterations, a lower
+       bound >= F*; floor = the bound so far, MIP start = the incumbent's completion order).
+       Its stage order is simulated and offered.
+    5. Model E (:func:`optsched.models.cojob_network.build_event_milp`, an exact MILP of (O) over
+       rate timelines) with the incumbent's completion order as a MIP start, the bound so far as
+       an objective floor, the horizon of :func:`event_horizon` and the Queyranne cuts of
+       :func:`_event_cuts`. Its optimum is OPT(O) (proof in its docstring); its schedule is
+       extracted and verified. Used when no job has a compute gap (else up to :data:`BF_LIMIT`
+       chain-consistent orders are simulated: spec Model BF).
 
-    Status ``optimal`` when the best verified schedule meets the larger bound; ``time_limit`` when a
-    step was stopped by the deadline (the bound so far kept: F's, E's or the chain bound (14));
-    ``feasible`` otherwise. A model over the size cap (whatever the deadline) or too big to build in
-    the time left is not built (:func:`_fits`, ``info["stopped"]``); the cap alone gives
-    ``feasible``, not ``time_limit``.
+    Each step runs only while the incumbent does not meet the bound (:func:`optsched.tolerance.
+    at_most`). Status ``optimal`` when the best verified schedule meets the bound;
+    ``time_limit`` when a step was stopped by the deadline (the bound so far kept: F's, I's, E's
+    or the chain bound (14)); ``feasible`` otherwise. A model over the size cap (whatever the
+    deadline) or too big to build in the time left is not built (:func:`_fits`,
+    ``info["stopped"]``); the cap alone gives ``feasible``, not ``time_limit``.
     """
     from optsched.models.cojob_network import event_milp_applies
 
     info: dict[str, Any] = {}
     best = _warm_start(instance, deadline, _share(deadline, WARM_SHARE), info)
-    bound, rep = chain_bound(instance), None
-    f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
-    cut = f_rep is None and not info.get("size_capped")  # size guard: F not built in time
-    if f_rep is not None:
-        rep = f_rep
-        if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
-            bound = max(bound, f_rep.objective if f_rep.bound is None
-                        else min(f_rep.bound, f_rep.objective))
-        cut |= f_rep.status is not SolveStatus.OPTIMAL
-    if f_order is not None:
-        cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
-    if not at_most(best.value, bound):
+    proof = _Proof(chain_bound(instance))
+    _step_f(instance, best, proof, deadline, seed, info)
+    if not at_most(best.value, proof.bound):
+        proof.cut |= not _search(instance, best, proof, deadline, seed, info)
+    if not at_most(best.value, proof.bound):
+        _step_i(instance, best, proof, deadline, seed, info)
+    if not at_most(best.value, proof.bound):
         if event_milp_applies(instance):
-            e_rep = _model_e(instance, best, deadline, seed, info)
+            e_rep = _model_e(instance, best, proof.bound, deadline, seed, info)
             if e_rep is not None:
-                rep = e_rep
-                if e_rep.bound is not None:
-                    bound = max(bound, min(e_rep.bound, best.value))
-                cut |= e_rep.status is not SolveStatus.OPTIMAL
+                proof.rep = e_rep
+                proof.raise_to(e_rep.bound, best)
+                proof.cut |= e_rep.status is not SolveStatus.OPTIMAL
             else:                                        # not built: a time limit unless capped
-                cut |= not info.get("size_capped")
-        elif f_rep is not None and f_rep.status is SolveStatus.OPTIMAL:
-            cut |= not _brute_force(instance, best, deadline, info)
-    return _exact_outcome(rep, best, bound, cut, info)
+                proof.cut |= not info.get("size_capped")
+        elif info.get("f_status") == SolveStatus.OPTIMAL.value:
+            proof.cut |= not _brute_force(instance, best, deadline, info)
+    return _exact_outcome(proof.rep, best, proof.bound, proof.cut, info)
+
+
+def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
+            info: dict) -> None:
+    """Model F (:data:`F_SHARE`): its bound, its simulated order; F* remembered when optimal."""
+    from optsched.solvers.cojob_network.bounds import remember_model_f
+
+    f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
+    proof.cut |= f_rep is None and not info.get("size_capped")  # size guard: not built in time
+    if f_rep is not None:
+        proof.rep = f_rep
+        info["f_status"] = f_rep.status.value
+        if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
+            proof.raise_to(f_rep.objective if f_rep.bound is None
+                           else min(f_rep.bound, f_rep.objective), best)
+        if f_rep.status is SolveStatus.OPTIMAL:
+            remember_model_f(instance, f_rep.objective if f_rep.bound is None
+                             else min(f_rep.bound, f_rep.objective))
+        proof.cut |= f_rep.status is not SolveStatus.OPTIMAL
+    if f_order is not None:
+        proof.cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
+
+
+def _search(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
+            info: dict) -> bool:
+    """:func:`improve` from the incumbent (:data:`SEARCH_SHARE`); False when the deadline cut
+    it short before it reached a local optimum."""
+    if best.schedule is None:
+        return True
+    out = improve(instance, best.schedule, deadline=_share(deadline, SEARCH_SHARE), seed=seed)
+    info["search"] = {k: out.info.get(k) for k in ("start", "value", "evaluated", "improved")}
+    if out.schedule is not best.schedule and "value" in out.info:
+        best.offer(float(out.info["value"]), lambda: out.schedule, "local_search")
+    return out.status is not SolveStatus.TIME_LIMIT
+
+
+def _step_i(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
+            info: dict) -> None:
+    """Model I (:data:`I_SHARE`): its dual bound raises the proof; its stage order is offered."""
+    i_rep, i_order = _model_i(instance, best, proof.bound, _share(deadline, I_SHARE), seed, info)
+    if i_rep is None:
+        proof.cut |= not info.get("size_capped")
+        return
+    proof.rep = i_rep
+    proof.raise_to(i_rep.bound if i_rep.status is not SolveStatus.OPTIMAL
+                   else min(i_rep.objective, i_rep.bound if i_rep.bound is not None
+                            else i_rep.objective), best)
+    if i_order is not None:
+        proof.cut |= not _offer_order(instance, best, i_order, "model_i_order", deadline, info)
 
 
 def _share(deadline: Deadline, share: float) -> Deadline:
@@ -135,7 +213,8 @@ def _warm_start(instance: Instance, deadline: Deadline, budget: Deadline,
     return best
 
 
-def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
+def _fits(terms: int, deadline: Deadline, what: str, info: dict,
+          rate: float = BUILD_TERMS_PER_S) -> bool:
     """Whether a model with ``terms`` non-zeros is built: False (and ``info["stopped"]``) when it
     is over the size cap (:func:`optsched.solvers.highs.too_large`, checked first and whatever
     the deadline: with or without a time limit no model above
@@ -144,7 +223,7 @@ def _fits(terms: int, deadline: Deadline, what: str, info: dict) -> bool:
     is True when the cap alone ruled it out, so :func:`exact` does not call that a time limit."""
     from optsched.solvers.highs import refuse
 
-    build_s = BUILD_OVERHEAD_S + terms / BUILD_TERMS_PER_S
+    build_s = BUILD_OVERHEAD_S + terms / rate
     left = deadline.remaining()
     late = (f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to HiGHS > "
             f"{left:.1f} s left" if left is not None and build_s > left else None)
@@ -185,9 +264,66 @@ def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadl
     return True
 
 
-def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int, info: dict):
-    """Model E with the incumbent's horizon and MIP start; its extracted schedule is verified and
-    offered. None when there is no incumbent (no horizon) or the model does not fit."""
+def _model_i(instance: Instance, best: _Incumbent, floor: float, deadline: Deadline, seed: int,
+             info: dict):
+    """Solve Model I (:class:`optsched.models.cojob_network.ItemOrder`) as arrays in HiGHS, with
+    ``floor`` (a proven bound, less :data:`FLOOR_SLACK`) and the incumbent's item completion order
+    as a MIP start; its report (a :class:`~optsched.solvers.highs.SolveReport`) and the stage
+    order of its solution (None, None when it does not fit)."""
+    from optsched.models.cojob_network import ItemOrder
+    from optsched.solvers.highs import ArrayModel, SolveReport
+
+    size = ItemOrder.size(instance)
+    info["model_i"] = size
+    if not _fits(size["terms"], deadline, "Model I", info, ARRAY_TERMS_PER_S):
+        return None, None
+    model = ItemOrder(instance, floor - FLOOR_SLACK * max(1.0, abs(floor)))
+    cost, lo, hi = model.columns()
+    nx = len(model.col)
+    array = ArrayModel(0, [], [], seed=seed)
+    empty = np.zeros(0, dtype=np.int32)
+    array.add_columns(cost[:nx], lo[:nx], hi[:nx], np.zeros(nx, dtype=np.int32), empty, [],
+                      integer=nx > 0)
+    array.add_columns(cost[nx:], lo[nx:], hi[nx:], np.zeros(model.n_cols - nx, dtype=np.int32),
+                      empty, [])
+    array.add_rows(*model.rows())
+    if best.schedule is not None:
+        array.set_start(model.start(model.ranks_of(instance, best.schedule)))
+    rep = array.solve(deadline=deadline)
+    offset = sum(c.arrival * c.n_stages for c in instance.cojobs)
+    objective = rep.objective - offset
+    bound = None if rep.bound is None else rep.bound - offset
+    if rep.status is SolveStatus.OPTIMAL and bound is None:
+        bound = objective
+    info.update(i_objective=objective, i_bound=bound, i_status=rep.status.value,
+                i_runtime_s=rep.runtime_s)
+    report = SolveReport(rep.status, objective, bound, rep.x is not None, rep.runtime_s,
+                         {"solver": "highs", "model": "I", **rep.info})
+    order = model.stage_order(rep.x) if rep.x is not None else None
+    return report, order
+
+
+def event_horizon(instance: Instance, upper: float) -> float:
+    """A makespan every schedule of cost ``<= upper`` keeps: the stage z that finishes last has
+    ``S_z - r_z <= upper - sum_{a != z} (S_a - r_a) <= upper - CB + c_z`` with ``c_a`` the chain
+    bound (14) of stage a less its arrival and ``CB = sum_a c_a`` (:func:`.bounds.chain_bound`),
+    so the makespan is ``<= upper - CB + max_a (r_a + c_a)`` (at most ``upper + max r``, the
+    horizon of Model E's proof (i))."""
+    latest = 0.0
+    for g, cojob in enumerate(instance.cojobs):
+        done = cojob.arrival
+        for k in range(cojob.n_stages):
+            done += float(instance.loads[g, k].max())
+        latest = max(latest, done)
+    return upper - chain_bound(instance) + latest
+
+
+def _model_e(instance: Instance, best: _Incumbent, floor: float, deadline: Deadline, seed: int,
+             info: dict):
+    """Model E with the incumbent's horizon (:func:`event_horizon`) and MIP start, and ``floor``
+    (a proven bound, less :data:`FLOOR_SLACK`, as an objective floor: E's optimum OPT(O) is above
+    it); its extracted schedule is verified and offered. None when there is no incumbent (no
+    horizon) or the model does not fit."""
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
 
@@ -196,15 +332,19 @@ def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
         return None
     size = cm.event_milp_size(instance)
     info["event_milp"] = size
-    cuts = _event_cuts(instance)
+    if not _fits(size["terms"], deadline, "Model E", info):
+        return None
+    cuts = _event_cuts(instance, _share(deadline, LP_SHARE))
     if not _fits(size["terms"] + sum(len(m) for _, m in cuts), deadline, "Model E", info):
         return None
-    horizon = best.value + max(c.arrival for c in instance.cojobs)
+    horizon = event_horizon(instance, best.value)
     horizon += 1e-6 * max(1.0, horizon)      # the incumbent's makespan, within its tolerance
-    model = cm.build_event_milp(instance, horizon, cuts)
+    model = cm.build_event_milp(instance, horizon, cuts,
+                                floor=floor - FLOOR_SLACK * max(1.0, abs(floor)))
     cm.set_event_start(instance, model, best.schedule)
     rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
-    info.update(e_objective=rep.objective, e_bound=rep.bound, e_runtime_s=rep.runtime_s)
+    info.update(e_objective=rep.objective, e_bound=rep.bound, e_runtime_s=rep.runtime_s,
+                e_horizon=horizon, e_cuts=len(cuts))
     if rep.has_solution:
         schedule = cm.extract_event_schedule(instance, model)
         try:
@@ -220,17 +360,20 @@ def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
     return rep
 
 
-def _event_cuts(instance: Instance) -> list:
+def _event_cuts(instance: Instance, deadline: Deadline) -> list:
     """Queyranne cuts (15) for Model E: all of them when there are at most :data:`CUT_LIMIT`
     (counted as ``sum_p (2^|M_p| - 1)`` before any is enumerated, issue 22 item 3: enumerating
-    them all first is exponential in ``|M_p|``), else one per port (the whole ``M_p``). Their
-    terms count in Model E's size guard."""
+    them all first is exponential in ``|M_p|``), else one per port (the whole ``M_p``) plus the
+    cuts the LP-Primal cut loop adds within ``deadline`` (with them E's LP is >= LP*). Their terms
+    count in Model E's size guard."""
     from optsched.models import cojob_network as cm
+    from optsched.solvers.cojob_network.bounds import solve_lp_primal
 
     ports = cm.port_stages(instance)
     if sum(2 ** len(ms) - 1 for ms in ports.values()) <= CUT_LIMIT:
         return cm.all_cuts(instance)
-    return [(p, tuple(ms)) for p, ms in ports.items() if ms]
+    whole = [(p, tuple(ms)) for p, ms in ports.items() if ms]
+    return whole + list(solve_lp_primal(instance, "sort", deadline=deadline).cut_list)
 
 
 def _brute_force(instance: Instance, best: _Incumbent, deadline: Deadline, info: dict) -> bool:

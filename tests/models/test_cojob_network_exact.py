@@ -143,3 +143,88 @@ def test_event_milp_extracts_a_flow_lost_in_the_solver_tolerance():
         Cojob(7.5, (3,), (Job(1, tiny + ((1, 1, 1.0),), 0.0),))), capacity=1.0)
     res = solve(inst, "exact", time_limit=20)
     assert res.status.value == "optimal" and res.objective == pytest.approx(49.5)
+
+
+# ----------------------------------------------------------------------------------------------------
+# Model I: item-level ordering MILP (issue 19 item 6)
+
+
+def _model_i(inst, floor=None, start=None, limit=60.0):
+    """Model I's report as exact solves it (floor: the chain bound unless given)."""
+    from optsched.deadline import Deadline
+    from optsched.solvers.cojob_network import exact as cs_exact
+    from optsched.solvers.cojob_network.bounds import chain_bound
+
+    best = cs_exact._Incumbent()
+    if start is not None:
+        best.offer(start[0], lambda: start[1], "test")
+    info: dict = {}
+    rep, order = cs_exact._model_i(inst, best, chain_bound(inst) if floor is None else floor,
+                                   Deadline.after(limit), 0, info)
+    assert rep is not None and rep.status is SolveStatus.OPTIMAL, info
+    return rep, order
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_item_order_between_f_star_and_the_proven_optimum(seed):
+    """F* <= I* (a stage completes after all its items) and I* <= OPT(O) (Model I relaxes only the
+    coupling of a flow's two ports), against the enumerative F* and Model E's optimum."""
+    from optsched.tolerance import at_most
+
+    inst = generate("tiny", seed)
+    rep, order = _model_i(inst)
+    _, opt, _ = _solve_event(inst, cm.all_cuts(inst))
+    assert brute.best_sequencing(inst) <= rep.objective + 1e-6
+    assert at_most(rep.objective, opt), (rep.objective, opt)
+    assert sorted(order) == sorted(inst.stages)
+    assert all(order.index((g, k - 1)) < order.index((g, k)) for g, k in order if k)
+
+
+def test_item_order_closes_a_gap_model_f_leaves():
+    """tiny with 6 cojobs, seed 2: F* = 210 but every schedule costs 211 (Model E did not prove it
+    in 60 s); Model I proves 211, which the order of Model F simulates to."""
+    from optsched.simulate.flows import StageOrder, simulate, sum_sct
+
+    inst = generate("tiny", 2, cojobs=(6, 6))
+    assert brute_f_star_milp(inst) == pytest.approx(210.0)
+    rep, order = _model_i(inst, floor=210.0)
+    assert rep.objective == pytest.approx(211.0)
+    assert sum_sct(inst, simulate(inst, StageOrder(order))) >= 211.0 - 1e-6
+
+
+def brute_f_star_milp(inst) -> float:
+    """F* by Model F (the enumeration has too many orders at 12 stages)."""
+    rep = solve_model(cm.build_ordering_milp(inst))
+    assert rep.status is SolveStatus.OPTIMAL
+    return rep.objective
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_item_order_start_is_feasible_and_below_the_schedule(seed):
+    """The start from a verified schedule's completion order meets every row (within 1e-9) and
+    costs at most the schedule (its C are the least the rows allow, at most the true times)."""
+    import numpy as np
+
+    from optsched.registry import solve
+
+    inst = generate("tiny", seed, cojobs=(4, 4), arrivals=True)
+    res = solve(inst, "baraat_fifo")
+    model = cm.ItemOrder(inst, floor=0.0)
+    x = model.start(model.ranks_of(inst, res.schedule))
+    lo, hi, starts, cols, vals = model.rows()
+    ends = list(starts[1:]) + [len(cols)]
+    act = np.array([float(np.dot(vals[a:b], x[cols[a:b]])) for a, b in zip(starts, ends)])
+    assert np.all(act >= lo - 1e-9) and np.all(act <= hi + 1e-9)
+    cost, clo, chi = model.columns()
+    assert np.all(x >= clo - 1e-9) and np.all(x <= chi + 1e-9)
+    arrivals = sum(c.arrival * c.n_stages for c in inst.cojobs)
+    assert float(cost @ x) - arrivals <= res.objective + 1e-6
+
+
+def test_item_order_size_is_an_upper_estimate():
+    inst = generate("tiny", 0, cojobs=(8, 8))
+    size = cm.ItemOrder.size(inst)
+    model = cm.ItemOrder(inst)
+    assert size["items"] == len(model.items)
+    assert len(model.rows()[3]) <= size["terms"]
+    assert len(model.col) <= size["binaries"]

@@ -50,7 +50,8 @@ def test_exact_against_brute_force(seed):
 @pytest.mark.parametrize("seed", range(8))
 def test_exact_never_worse_than_the_heuristics(seed, monkeypatch):
     """With no model fitting the time (build cost huge), exact returns the best heuristic schedule
-    (issue 14: an exact incumbent worse than a verified sincronia schedule), as time_limit."""
+    or the local search's from it (issue 14: an exact incumbent worse than a verified sincronia
+    schedule), as time_limit."""
     inst = generate("tiny", seed)
     heuristics = min(solve(inst, name).objective for name in cs_exact.WARM_METHODS)
     assert solve(inst, "exact").objective <= heuristics + 1e-6
@@ -58,7 +59,8 @@ def test_exact_never_worse_than_the_heuristics(seed, monkeypatch):
     res = cs_exact.exact(inst, deadline=Deadline.after(30.0))     # solve() would go on to certify
     assert res.status is SolveStatus.TIME_LIMIT and res.info["stopped"].startswith("size guard")
     assert res.info["not_built"].startswith("Model ")
-    assert verify(inst, res.schedule) == pytest.approx(heuristics, rel=1e-9)
+    assert verify(inst, res.schedule) <= heuristics * (1 + 1e-9)
+    assert res.info["incumbent"] in cs_exact.WARM_METHODS + ("local_search",)
     assert res.lower_bound == pytest.approx(cs_bounds.chain_bound(inst))
 
 

@@ -105,3 +105,35 @@ def test_exact_returns_within_limit_on_many_cojobs(cojobs):
     out = exact(inst, deadline=Deadline.after(10.0))
     assert time.process_time() - began <= 11.0 + MARGIN
     assert out.schedule is not None and verify(inst, out.schedule) > 0
+
+
+def test_order_bound_takes_model_f_from_exact():
+    """Model F once (issue 19 item 6): after exact solved F to optimality on an instance object,
+    order_bound returns F* without solving again, the same bound as a fresh solve."""
+    from optsched.solvers.cojob_network import bounds as cs_bounds
+
+    inst = generate(FAMILY, "tiny", 2, cojobs=(6, 6))
+    cs_bounds._MODEL_F.pop(inst, None)
+    fresh = order_bound(inst, deadline=Deadline.after(30))
+    assert "model_f_by" not in fresh.info
+    out = exact(inst, deadline=Deadline.after(30))
+    assert out.info["f_status"] == "optimal"
+    reused = order_bound(inst, deadline=Deadline.after(30))
+    assert reused.info["model_f_by"] == "exact"
+    assert reused.lower_bound == pytest.approx(fresh.lower_bound, rel=1e-6)
+    assert at_most(reused.lower_bound, out.objective if out.schedule is None
+                   else verify(inst, out.schedule))
+
+
+@pytest.mark.parametrize("cojobs", [8, 12, 20])
+def test_exact_cpu_time_within_limit_plus_one_second(cojobs):
+    """time_limit holds at every size of the exact-reach ladder (tiny, ``cojobs`` = (n, n)):
+    exact (heuristics, Model F, local search, Model I, LP cuts, Model E) returns within the
+    limit + 1 s of CPU time, with a verified schedule and a bound below it."""
+    inst = generate(FAMILY, "tiny", 0, cojobs=(cojobs, cojobs))
+    limit = 4.0
+    began = time.process_time()
+    out = exact(inst, deadline=Deadline.after(limit))
+    assert time.process_time() - began <= limit + 1.0
+    value = verify(inst, out.schedule)
+    assert at_most(out.lower_bound, value)
