@@ -85,14 +85,14 @@ def test_sigkilled_run_leaves_no_worker_behind(tmp_path):
             "progress=False)")
     proc = subprocess.Popen([sys.executable, "-c", code])
     path = out / "results.jsonl"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # waits, not claims: generous for a loaded machine
     while time.monotonic() < deadline and not (path.exists() and path.stat().st_size):
         assert proc.poll() is None
         time.sleep(0.05)
     assert len(_procs_with(str(out))) >= 3              # the run and its two workers
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while _procs_with(str(out)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _procs_with(str(out)) == []
