@@ -46,3 +46,48 @@ def test_method_meets_its_deadline_at_paper_scale(family, method, paper_instance
     used = cpu_time() - began - result.info.get("verify_cpu_s", 0.0)
     assert used <= LIMIT + SLACK, f"{family}/{method}: {used:.2f} CPU-s with time_limit={LIMIT}"
     assert result.status.value in ("optimal", "feasible", "time_limit", "unknown")
+
+
+#: Issue 22: cojob_network ``exact`` with ``time_limit=60`` returned after 104-341 s and peaked at
+#: 1.4 GB on 6-8-cojob instances. These are the sizes (``small`` preset, seed 0, k cojobs) that
+#: ``benchmarks/deadlines.py`` measures as the hard cojob cases.
+HARD_COJOBS = (6, 7, 8)
+#: Memory a call may add to the interpreter's (MB): the size guard refuses any model whose build
+#: would need more (Model E at 8 cojobs: ~86k non-zeros, ~50 MB).
+EXTRA_MB = 1024
+
+CHILD = """
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+import optsched.solvers.highs
+from optsched import generate, solve
+inst = generate("cojob_network", "small", 0, cojobs=(int(sys.argv[1]),) * 2)
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+c0 = time.process_time()
+res = solve(inst, "exact", time_limit=float(sys.argv[2]))
+cpu = time.process_time() - c0 - res.info.get("verify_cpu_s", 0.0)
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"cpu": cpu, "extra_mb": (rss - rss0) / 1024, "status": res.status.value,
+                  "objective": res.objective, "lower_bound": res.lower_bound}))
+"""
+
+
+@pytest.mark.parametrize("cojobs", [pytest.param(k, marks=pytest.mark.slow) if k != 8 else k
+                                    for k in HARD_COJOBS])
+def test_cojob_exact_keeps_its_deadline_and_memory_on_hard_cases(cojobs):
+    """In a fresh interpreter (so the peak RSS is this call's): ``exact`` with ``time_limit=LIMIT``
+    uses at most LIMIT + SLACK CPU seconds and adds at most EXTRA_MB to the RSS, and returns a
+    verified schedule with a bound below it."""
+    import json
+    import math
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", CHILD, str(cojobs), str(LIMIT)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["cpu"] <= LIMIT + SLACK, out
+    assert out["extra_mb"] <= EXTRA_MB, out
+    assert math.isfinite(out["objective"]) and out["lower_bound"] <= out["objective"] + 1e-6, out
+    assert out["status"] in ("optimal", "feasible", "time_limit"), out
