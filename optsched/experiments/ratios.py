@@ -36,6 +36,7 @@ import math
 import sys
 import time
 import traceback
+from dataclasses import dataclass, replace
 from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 from typing import Iterable
@@ -64,15 +65,45 @@ CHECKS = ("verified", "lb_le_opt", "opt_le_alg", "within_guarantee", "model_agre
 # --------------------------------------------------------------------------- planning
 
 
+@dataclass(frozen=True)
+class Task:
+    """One instance of a ratio study: the unit of work of every executor (picklable).
+
+    Attributes
+    ----------
+    family, preset, seed
+        The instance (``generate(family, preset, seed)``).
+    methods
+        Method names in the order run: the reference rows of :func:`reference_methods` first,
+        then every other method whose schedules follow the family's model.
+    reference
+        The methods that give the instance its OPT (``--exact``; the first holds it).
+    time_limit
+        Seconds per method call.
+    solver
+        The solver of every Pyomo model.
+    exact_row
+        A stored row of the reference method, reused instead of solving again (resumed runs).
+    """
+
+    family: str
+    preset: str
+    seed: int
+    methods: tuple[str, ...]
+    reference: tuple[str, ...] = ("exact",)
+    time_limit: float | None = None
+    solver: str = "highs"
+    exact_row: dict | None = None
+
+
 def plan(family_names=None, preset=None, seeds=None, exact="milp"):
     """The instances to run and the families skipped.
 
     Returns
     -------
     (tasks, skipped)
-        ``tasks``: dicts ``family, preset, seed, methods, reference`` (the reference rows of
-        :func:`reference_methods` first, then every other method whose schedules follow the
-        family's model); ``skipped``: one row with ``status ==
+        ``tasks``: a :class:`Task` per instance (without time limit and solver, which
+        :func:`run_ratios` sets); ``skipped``: one row with ``status ==
         "not comparable"`` per relaxed-model method (its own checker), so none is dropped silently.
     """
     tasks, skipped = [], []
@@ -88,10 +119,9 @@ def plan(family_names=None, preset=None, seeds=None, exact="milp"):
         names = refs + [m.name for m in family.methods if m.kind != "exact" and not m.relaxed]
         skipped += [_skipped_row(name, fam_preset, m) for m in family.methods if m.relaxed]
         for seed in _seed_list(seeds, family.ratio_seeds):
-            tasks.append({"family": name, "preset": fam_preset, "seed": seed, "methods": names,
-                          "reference": refs})
+            tasks.append(Task(name, fam_preset, seed, tuple(names), tuple(refs)))
     # interleave families so a slow family does not leave workers idle at the end
-    tasks.sort(key=lambda t: (t["seed"], order.index(t["family"])))
+    tasks.sort(key=lambda t: (t.seed, order.index(t.family)))
     return tasks, skipped
 
 
@@ -147,45 +177,35 @@ def versions() -> dict:
     return _VERSIONS
 
 
-def run_instance(task: dict) -> list[dict]:
+def run_instance(task: Task) -> list[dict]:
     """Run the methods of one instance (the unit of work of every executor).
 
-    Parameters
-    ----------
-    task
-        ``family, preset, seed, methods`` (names, in order), ``time_limit`` and optionally
-        ``exact_row``: a stored row of the exact method, reused instead of solving again, and
-        ``solver``: the solver of every Pyomo model (default ``highs``).
-
-    Returns
-    -------
-    list[dict]
-        One row per method in ``task["methods"]`` (never raises for a method's failure).
+    Returns one row per method in ``task.methods`` (never raises for a method's failure).
     """
     from optsched.solvers.options import SolverOptions, using
 
-    with using(SolverOptions(name=task.get("solver", "highs"))):
+    with using(SolverOptions(name=task.solver)):
         return _run_instance(task)
 
 
-def _run_instance(task: dict) -> list[dict]:
+def _run_instance(task: Task) -> list[dict]:
     from optsched import generate
 
-    family, preset, seed = task["family"], task["preset"], task["seed"]
-    base = {"family": family, "preset": preset, "seed": seed, "time_limit": task["time_limit"],
+    family, preset, seed = task.family, task.preset, task.seed
+    base = {"family": family, "preset": preset, "seed": seed, "time_limit": task.time_limit,
             "versions": versions()}
     try:
         inst = generate(family, preset, seed)
     except Exception as exc:  # noqa: BLE001
         return [_error_row(base, name, None, f"generate: {exc_text(exc)}")
-                for name in task["methods"]]
+                for name in task.methods]
 
-    refs = task.get("reference", ["exact"])
-    rows = _reference_rows(inst, family, refs, [m for m in task["methods"] if m in refs], base,
-                           task["time_limit"])
-    exact_row = rows[0] if rows else task.get("exact_row")
+    refs = list(task.reference)
+    rows = _reference_rows(inst, family, refs, [m for m in task.methods if m in refs], base,
+                           task.time_limit)
+    exact_row = rows[0] if rows else task.exact_row
     opt = exact_row.get("opt") if exact_row else None
-    for name in task["methods"]:
+    for name in task.methods:
         if name in refs:
             continue
         try:
@@ -193,7 +213,7 @@ def _run_instance(task: dict) -> list[dict]:
         except Exception as exc:  # noqa: BLE001
             rows.append(_error_row(base, name, None, exc_text(exc)))
             continue
-        rows.append(_run_method(inst, entry, base, opt, task["time_limit"]))
+        rows.append(_run_method(inst, entry, base, opt, task.time_limit))
     return rows
 
 
@@ -424,19 +444,18 @@ def _write_outputs(rows: list[dict], out: Path) -> None:
 def _sweep(tasks, store, time_limit, workers, scheduler, progress, solver="highs") -> list[dict]:
     done_rows, todo = [], []
     for task in tasks:
-        keys = [(task["family"], task["preset"], task["seed"], m) for m in task["methods"]]
+        keys = [(task.family, task.preset, task.seed, m) for m in task.methods]
         finished = [k for k in keys if store is not None and k in store]
         done_rows += [store.get(k) for k in finished]
         missing = [k[3] for k in keys if k not in finished]
         if missing:
-            t = {**task, "methods": missing, "time_limit": time_limit, "solver": solver}
-            if not set(task["reference"]) & set(missing):
-                t["exact_row"] = store.get(keys[0])
-            todo.append(t)
+            reuse = None if set(task.reference) & set(missing) else store.get(keys[0])
+            todo.append(replace(task, methods=tuple(missing), time_limit=time_limit,
+                                solver=solver, exact_row=reuse))
     new_rows: list[dict] = []
     bar = _NoBar()
     try:
-        preload = sorted({f"optsched.solvers.{t['family']}" for t in todo})
+        preload = sorted({f"optsched.solvers.{t.family}" for t in todo})
         with executor(workers, scheduler, preload) as ex:
             bar = progress_bar(progress, total=len(tasks), initial=len(tasks) - len(todo))
             # InlineExecutor runs a task on submit: keep one in flight so rows are stored as they come
@@ -461,24 +480,24 @@ def _sweep(tasks, store, time_limit, workers, scheduler, progress, solver="highs
     return done_rows + new_rows
 
 
-def _task_rows(fut, task) -> list[dict]:
+def _task_rows(fut, task: Task) -> list[dict]:
     """The task's rows, or error rows when the task itself failed (worker died, pickling, ...)."""
     try:
         return fut.result()
     except Exception as exc:  # noqa: BLE001
-        base = {"family": task["family"], "preset": task["preset"], "seed": task["seed"],
-                "time_limit": task["time_limit"], "versions": versions()}
-        return [_error_row(base, m, None, f"task failed: {exc_text(exc)}") for m in task["methods"]]
+        base = {"family": task.family, "preset": task.preset, "seed": task.seed,
+                "time_limit": task.time_limit, "versions": versions()}
+        return [_error_row(base, m, None, f"task failed: {exc_text(exc)}") for m in task.methods]
 
 
-def _task_line(task: dict, rows: list[dict]) -> str:
+def _task_line(task: Task, rows: list[dict]) -> str:
     """One line on a finished instance (``--verbose``): its reference optimum and any findings."""
-    ref = next((r for r in rows if r["method"] in task["reference"]), None)
+    ref = next((r for r in rows if r["method"] in task.reference), None)
     opt = "no reference row" if ref is None else (
         f"{ref['method']} {ref.get('status')}, OPT {ref['opt']:,.10g}" if ref.get("opt") is not None
         else f"{ref['method']} {ref.get('status')}, no proven OPT")
     bad = sum(map(is_violation, rows)) + sum(map(is_failure, rows))
-    return (f"{task['family']} {task['preset']} seed {task['seed']}: {len(rows)} method(s), "
+    return (f"{task.family} {task.preset} seed {task.seed}: {len(rows)} method(s), "
             f"{opt}, {bad} violation(s)/failure(s)")
 
 

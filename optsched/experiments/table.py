@@ -152,16 +152,20 @@ def _by_family(summary: list[dict], rows: list[dict]) -> str:
         lines = []
         for s in (s for s in summary if s["family"] == family):
             bound = s["kind"] == "bound"
-            lines.append((s["method"], SHORT_KIND.get(s["kind"], s["kind"] or "-"), _counted(s),
+            lines.append((s["method"], _kind(s["kind"]), _counted(s),
                           _f(s["lb_opt_mean"] if bound else s["alg_opt_mean"], ".4f"),
                           _f(s["lb_opt_min"] if bound else s["alg_opt_max"], ".4f"),
                           _guarantee_cell(s), str(s["violations"]), str(s["failures"]),
                           str(s["timeouts"]), _f(s["runtime_median_s"], ".3f")))
-        lines += [(r["method"], SHORT_KIND.get(r.get("kind"), r.get("kind") or "-"), "-",
+        lines += [(r["method"], _kind(r.get("kind")), "-",
                    NOT_COMPARABLE, "", "", "", "", "", "") for r in rows
                   if r.get("status") == NOT_COMPARABLE and r["family"] == family]
         blocks.append(_family_heading(family, rows) + "\n" + align(header, lines, right_from=2))
     return "\n\n".join(blocks)
+
+
+def _kind(kind: str | None) -> str:
+    return SHORT_KIND.get(kind or "-", kind or "-")
 
 
 def _family_heading(family: str, rows: list[dict]) -> str:

@@ -41,7 +41,7 @@ def _by(rows, method):
 
 
 def test_plan_puts_the_chosen_engines_first(hetero):
-    first = {exact: plan([FAMILY], seeds=1, exact=exact)[0][0]["methods"][:3]
+    first = {exact: list(plan([FAMILY], seeds=1, exact=exact)[0][0].methods[:3])
              for exact in ("milp", "cp", "portfolio")}
     assert first["milp"][0] == "exact" and "exact_cp" not in first["milp"]
     assert first["cp"][0] == "exact_cp" and "exact" not in first["cp"]
@@ -54,7 +54,7 @@ def test_family_without_a_cp_model_uses_its_milp(monkeypatch):
     spec = registry.get_family(FAMILY)
     monkeypatch.setitem(registry._FAMILIES, FAMILY, trimmed(spec))  # no exact_cp
     for exact in ("cp", "portfolio"):
-        assert plan([FAMILY], seeds=1, exact=exact)[0][0]["reference"] == ["exact"]
+        assert plan([FAMILY], seeds=1, exact=exact)[0][0].reference == ("exact",)
 
 
 def test_both_engines_prove_and_agree(hetero):
