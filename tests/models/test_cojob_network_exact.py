@@ -5,8 +5,6 @@ reaching HiGHS; its size; a flow lost in the solver tolerance is still extracted
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -16,10 +14,7 @@ from optsched.result import SolveStatus
 from optsched.solvers.highs import solve_model
 from optsched.workloads.cojob_network import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_cojob_network", Path(__file__).parents[1] / "solvers" / "brute_cojob_network.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_cojob_network as brute
 
 
 def _solve_event(inst, cuts=()):

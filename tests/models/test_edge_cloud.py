@@ -6,9 +6,7 @@ tested in test_edge_cloud_exact.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 
@@ -25,10 +23,7 @@ from optsched.solvers.edge_cloud.bounds import batch_lp_bound, column_cost, incu
 from optsched.solvers.highs import solve_model
 from optsched.workloads.edge_cloud import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_edge_cloud", Path(__file__).parents[1] / "solvers" / "brute_edge_cloud.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_edge_cloud as brute
 
 
 SLOW_SEEDS = {9}  # HiGHS needs ~6 s on tiny seed 9 (292 variables), the others well under 1 s

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,10 @@ from optsched.registry import solve
 from optsched.solvers.highs import solve_model
 from optsched.workloads.elastic_cluster import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_elastic_cluster", Path(__file__).parents[1] / "solvers" / "brute_elastic_cluster.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_elastic_cluster as brute
 DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
 
-_toy = importlib.util.spec_from_file_location(
-    "toy_elastic_cluster", Path(__file__).parents[1] / "problems" / "test_elastic_cluster.py")
-toy_mod = importlib.util.module_from_spec(_toy)
-_toy.loader.exec_module(toy_mod)
+from tests.problems import test_elastic_cluster as toy_mod
 
 
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=pytest.mark.slow) if s == 18 else s

@@ -6,9 +6,7 @@ start and the never-worse-than-the-heuristic rule."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,10 +22,7 @@ from optsched.solvers.highs import solve_model
 from optsched.workloads.elastic_cluster import generate
 from tests.timing import cpu_time
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_elastic_cluster", Path(__file__).parents[1] / "solvers" / "brute_elastic_cluster.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_elastic_cluster as brute
 
 
 def _last(inst, cost):

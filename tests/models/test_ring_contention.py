@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 
@@ -18,10 +17,7 @@ from optsched.solvers.ring_contention.algorithm import rho_hat
 from optsched.solvers.ring_contention.exact import upper_bound_schedule
 from optsched.workloads.ring_contention import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_ring_contention", Path(__file__).parents[1] / "solvers" / "brute_ring_contention.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_ring_contention as brute
 
 SEEDS = range(20)
 

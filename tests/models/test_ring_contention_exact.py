@@ -9,8 +9,6 @@ module), plus brute force on tiny instances (tests/solvers/brute_ring_contention
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 
@@ -23,10 +21,7 @@ from optsched.solvers.ring_contention import exact as rc
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_ring_contention", Path(__file__).parents[1] / "solvers" / "brute_ring_contention.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_ring_contention as brute
 
 MIX = (1, 2, 4, 2, 1)  # every placement kind on (4, 4): one-server and split rings of 2 and 4
 

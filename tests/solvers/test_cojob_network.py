@@ -3,8 +3,6 @@ paper's Fig. 3, and the Theorem 2 counterexample (docs/errata.md, ## cojob_netwo
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,10 +19,7 @@ from optsched.solvers.cojob_network import exact as cs_exact
 from optsched.tolerance import close
 from optsched.workloads.cojob_network import generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_cojob_network", Path(__file__).parent / "brute_cojob_network.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_cojob_network as brute
 
 FAMILY = "cojob_network"
 

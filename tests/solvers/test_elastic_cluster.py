@@ -3,7 +3,6 @@ A_online (Theorem 5, Lemma 2), baselines, and the Theorem 1 counterexample."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import time
@@ -39,10 +38,7 @@ from optsched.tolerance import slots_needed
 from optsched.workloads.elastic_cluster import generate
 
 DATA = Path(__file__).parents[1] / "data" / "elastic_cluster"
-_spec = importlib.util.spec_from_file_location(
-    "brute_elastic_cluster", Path(__file__).parent / "brute_elastic_cluster.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_elastic_cluster as brute
 
 
 def random_state(inst: Instance, tau: int, rng: np.random.Generator) -> PriceState:
@@ -224,10 +220,8 @@ def test_alpha_formula():
 
 
 def test_fifo_on_the_toy_runs_both_jobs_on_b():
-    spec = importlib.util.spec_from_file_location(
-        "toy_elastic_cluster", Path(__file__).parents[1] / "problems" / "test_elastic_cluster.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    from tests.problems import test_elastic_cluster as mod
+
     inst = mod.toy("ps")
     assert bl.ideal_types(inst, 0) == (1, 0)  # B is faster
     res = solve(inst, "fifo")

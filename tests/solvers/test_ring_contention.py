@@ -3,8 +3,6 @@ The registered reading variants are tested in test_ring_contention_readings.py."
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,10 +22,7 @@ from optsched.solvers.ring_contention import exact as rc_exact
 from optsched.solvers.highs import solve_model
 from optsched.workloads.ring_contention import PAPER_MIX, generate
 
-_spec = importlib.util.spec_from_file_location(
-    "brute_ring_contention", Path(__file__).parent / "brute_ring_contention.py")
-brute = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(brute)
+from tests.solvers import brute_ring_contention as brute
 
 HEURISTICS = ("sjf_bco", "first_fit", "list_scheduling", "random")
 
