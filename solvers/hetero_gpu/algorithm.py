@@ -198,7 +198,17 @@ def late(size: dict[str, int], deadline: Deadline) -> str | None:
 
 def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
                   phi0: Sequence[float] | None = None, backfill: bool = False) -> Schedule:
-    """Algorithm 1, lines 1–18, given x̂ (digest §4.1).
+    """Algorithm 1, lines 1–18, given x̂ (digest §4.1); :func:`list_runs` as a :class:`Schedule`."""
+    runs, _ = list_runs(inst, xhat, params, phi0=phi0, backfill=backfill)
+    return Schedule(tuple(TaskRun(*run) for run in runs))
+
+
+def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
+              phi0: Sequence[float] | None = None, backfill: bool = False
+              ) -> tuple[list[tuple[int, int, int, int, float]], float]:
+    """Algorithm 1, lines 1–18, given x̂ (digest §4.1): the runs ``(n, r, k, gpu, start)`` and
+    their cost ``sum_n w_n C_n`` as the placement computed it (``verify`` recomputes it from the
+    runs; :func:`~optsched.solvers.hetero_gpu.exact.improve` verifies every schedule it keeps).
 
     Parameters
     ----------
@@ -229,7 +239,8 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
     barrier = [j.arrival for j in inst.jobs]  # t_i of the current round of each job (lines 7–10)
     round_end = [0.0] * len(inst.jobs)
     left = [j.tasks_per_round for j in inst.jobs]
-    runs = []
+    runs: list[tuple[int, int, int, int, float]] = []
+    cost = 0.0
     gaps = Gaps(float(tc.min())) if backfill else None
     while ready:
         _, _, n, r, k = heapq.heappop(ready)  # line 5, in π order
@@ -241,14 +252,16 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
         else:
             phi[g] = start + tc[n, g]  # line 16: sync does not block the GPU
         round_end[n] = max(round_end[n], start + tc[n, g] + ts[n, g])
-        runs.append(TaskRun(n, r, k, g, float(start)))
+        runs.append((n, r, k, int(g), float(start)))
         left[n] -= 1
         if left[n] == 0 and r + 1 < inst.jobs[n].rounds:  # round r complete: release round r+1
             barrier[n], round_end[n] = round_end[n], 0.0
             left[n] = inst.jobs[n].tasks_per_round
             for kk in range(left[n]):
                 heapq.heappush(ready, key(n, r + 1, kk))
-    return Schedule(tuple(runs))
+        elif left[n] == 0:  # last round complete: C_n ((6))
+            cost += inst.jobs[n].weight * round_end[n]
+    return runs, cost
 
 
 class Gaps:

@@ -139,11 +139,13 @@ def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: in
     - capacity: sum_n T^c_{n,g} v[n,g,t] <= |class g| |I_t| (non-overlap (8); not on I_T);
     - parallelism: sum_g T^c_{n,g} v[n,g,t] <= K_n |I_t ∩ [a_n, inf)| (at most K_n tasks of a job
       are alive at once, by the barrier (7); release (4));
-    - mean busy time: C_n >= sum_{g,t} v[n,g,t] s_t / (|R_n| K_n) + :func:`_mean_gap` (the mean
-      of the job's compute progress lies that far before C_n; left endpoints in the bound's
-      favour);
+    - mean busy time: |R_n| K_n C_n >= sum_{g,t} v[n,g,t] (max(s_t, a_n) + T^c_{n,g} / 2 +
+      min_{m in g} T^s_{n,m}) + |R_n| K_n :func:`_chain_gap` (each task's compute midpoint lies
+      its T^s + T^c / 2 on the GPU it ran on, and the later rounds, before C_n; left endpoints in
+      the bound's favour);
     - alive time: K_n (C_n - a_n) >= sum_{g,t} v[n,g,t] (T^c_{n,g} + min_{m in g} T^s_{n,m})
       (each task is alive for its compute and sync inside [a_n, C_n], (6));
+    - rate: the same alive-time count inside windows of 1-8 intervals (:class:`RateRows`);
     - C_n >= LBC_n (digest §3.3).
 
     Objective min sum_n w_n C_n (Hare_Sched's), so the optimum is <= OPT.
@@ -161,18 +163,21 @@ def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: in
     # rows: work (n_jobs), mean (n_jobs), alive (n_jobs), capacity (n_cls x (n_int-1)),
     # parallelism (n_jobs x (n_int-1)), numbered in that order
     cap0, par0 = 3 * n_jobs, 3 * n_jobs + n_cls * (n_int - 1)
+    rate = RateRows(par0 + n_jobs * (n_int - 1), n_int - 1)
     lo = np.concatenate([[j.rounds * j.tasks_per_round for j in inst.jobs],
-                         [-np.inf] * (2 * n_jobs + (n_cls + n_jobs) * (n_int - 1))])
+                         [-np.inf] * (2 * n_jobs + (n_cls + n_jobs) * (n_int - 1)
+                                      + n_jobs * rate.per_job)])
     hi = np.concatenate([[j.rounds * j.tasks_per_round for j in inst.jobs],
-                         [-_mean_gap(j) for j in inst.jobs],
+                         [-_chain_gap(j) for j in inst.jobs],
                          [-j.tasks_per_round * j.arrival for j in inst.jobs],
                          np.repeat(size, n_int - 1) * np.tile(lengths[:-1], n_cls),
-                         np.zeros(n_jobs * (n_int - 1))])
+                         np.zeros(n_jobs * (n_int - 1 + rate.per_job))])
     for n, job in enumerate(inst.jobs):  # K_n |I_t ∩ [a_n, inf)|
         open_len = np.clip(points[1:] - np.maximum(points[:-1], job.arrival), 0.0, None)
         hi[par0 + n * (n_int - 1): par0 + (n + 1) * (n_int - 1)] = job.tasks_per_round * open_len
+        hi[rate.first(n): rate.first(n + 1)] = rate.limits(job, open_len)
     m = ArrayModel(len(lo), lo, hi, seed=seed)
-    _add_fluid_columns(m, inst, points, tc, ts, cap0, par0)
+    _add_fluid_columns(m, inst, points, tc, ts, cap0, par0, rate)
     m.add_columns(cost=[j.weight for j in inst.jobs], lo=lbc, hi=[np.inf] * n_jobs,
                   starts=np.arange(0, 2 * n_jobs, 2),
                   rows=np.ravel([[n_jobs + n, 2 * n_jobs + n] for n in range(n_jobs)]),
@@ -184,22 +189,63 @@ def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: in
     return rep.objective - LP_MARGIN * abs(rep.objective)
 
 
-def _mean_gap(job) -> float:
-    """How far the mean of a job's compute progress lies before C_n, at least.
+def _chain_gap(job) -> float:
+    """How far the mean of a job's compute midpoints lies before C_n beyond each task's own
+    T^s + T^c / 2 (charged on its column in :func:`fluid_lp`), at least.
 
-    Round r of the job runs in a window [b_r, b_{r+1}] (barrier (7)); its 1/|R_n| of the
-    progress (compute work) has density <= 1 / (|R_n| min T^c) and ends by b_{r+1} - min T^s, so
-    its mean is <= b_{r+1} - min T^s - min T^c / 2; and b_{r+1} <= C_n - (|R_n| - 1 - r) rho with
-    rho = min_m (T^c + T^s) (each later round lasts >= rho). Averaged over the rounds:
-    C_n - mean >= min T^s + min T^c / 2 + (|R_n| - 1) rho / 2 (Goemans' mean-busy-time argument
-    applied per round).
+    A task i of round r on GPU m has its compute midpoint mu_i = f_i - T^s_{n,m} - T^c_{n,m} / 2
+    with its finish f_i <= b_{r+1}, the round's barrier (7); and b_{r+1} <= C_n - (|R_n| - 1 - r)
+    rho with rho = min_m (T^c + T^s) (each later round lasts >= rho). So C_n - mu_i >= T^s_i +
+    T^c_i / 2 + (|R_n| - 1 - r) rho; averaged over the |R_n| K_n tasks (K_n per round):
+    C_n - mean(mu) >= mean(T^s_i + T^c_i / 2) + (|R_n| - 1) rho / 2 (Goemans' mean-busy-time
+    argument per round, with the GPU each task ran on). The compute progress of an interval,
+    dated at its left endpoint, lies no later than the midpoints it belongs to.
     """
     rho = min(c + s for c, s in zip(job.train_time, job.sync_time))
-    return min(job.sync_time) + min(job.train_time) / 2 + (job.rounds - 1) * rho / 2
+    return (job.rounds - 1) * rho / 2
+
+
+#: Window lengths (in intervals) of the rate rows of :func:`fluid_lp` (aligned windows).
+RATE_WINDOWS = (1, 2, 4, 8, 16, 32)
+
+
+class RateRows:
+    """The rate rows of :func:`fluid_lp`: for job n and every aligned window W of w intervals
+    (w in :data:`RATE_WINDOWS`), sum_{g, t in W} (T^c_{n,g} + min_{m in g} T^s_{n,m}) v[n,g,t]
+    <= K_n (|W ∩ [a_n, inf)| + max_m T^s_{n,m}).
+
+    Valid: every task is alive (computing or synchronising) for T^c + T^s, and at most K_n tasks of
+    a job are alive at once (one round at a time, barrier (7)), so the alive time inside W is <=
+    K_n |W ∩ [a_n, inf)|. A task whose compute share phi lies in W is alive there >= phi (T^c +
+    T^s) unless its sync runs past W's end; those tasks belong to one round (the next round starts
+    after they finish), so at most K_n of them, each short by <= phi T^s <= max T^s.
+    """
+
+    def __init__(self, row0: int, bounded: int):
+        self.row0, self.bounded = row0, bounded
+        self.counts = [-(-bounded // w) for w in RATE_WINDOWS]
+        self.offsets = np.concatenate([[0], np.cumsum(self.counts)[:-1]]).astype(int)
+        self.per_job = int(sum(self.counts))
+
+    def first(self, n: int) -> int:
+        """Row index of job n's first rate row."""
+        return self.row0 + n * self.per_job
+
+    def rows(self, n: int, t: int) -> list[int]:
+        """The rate rows of job n that interval t (bounded) enters: one window per length."""
+        return [self.first(n) + int(o) + t // w for w, o in zip(RATE_WINDOWS, self.offsets)]
+
+    def limits(self, job, open_len: np.ndarray) -> np.ndarray:
+        """Right-hand sides of job ``job``'s rate rows (``open_len``: |I_t ∩ [a_n, inf)|)."""
+        out = []
+        for w, count in zip(RATE_WINDOWS, self.counts):
+            sums = np.add.reduceat(open_len, np.arange(0, self.bounded, w))[:count]
+            out.append(np.where(sums > 0, sums + max(job.sync_time), 0.0) * job.tasks_per_round)
+        return np.concatenate(out)
 
 
 def _add_fluid_columns(m, inst: Instance, points: np.ndarray, tc: np.ndarray, ts: np.ndarray,
-                       cap0: int, par0: int) -> None:
+                       cap0: int, par0: int, rate: RateRows) -> None:
     """The v[n,g,t] columns of :func:`fluid_lp` (only intervals ending after a_n), in CSC."""
     n_jobs, n_cls, n_int = len(inst.jobs), tc.shape[1], len(points)
     cost: list[float] = []
@@ -214,10 +260,12 @@ def _add_fluid_columns(m, inst: Instance, points: np.ndarray, tc: np.ndarray, ts
                 starts.append(len(rows))
                 cost.append(0.0)
                 rows += [n, n_jobs + n, 2 * n_jobs + n]
-                values += [1.0, max(points[t], job.arrival) / tasks, tc[n, g] + ts[n, g]]
+                mean = max(points[t], job.arrival) + tc[n, g] / 2 + ts[n, g]
+                values += [1.0, mean / tasks, tc[n, g] + ts[n, g]]
                 if t < n_int - 1:
-                    rows += [cap0 + g * (n_int - 1) + t, par0 + n * (n_int - 1) + t]
-                    values += [tc[n, g], tc[n, g]]
+                    windows = rate.rows(n, t)
+                    rows += [cap0 + g * (n_int - 1) + t, par0 + n * (n_int - 1) + t, *windows]
+                    values += [tc[n, g], tc[n, g], *[tc[n, g] + ts[n, g]] * len(windows)]
     k = len(cost)
     m.add_columns(cost=cost, lo=np.zeros(k), hi=np.full(k, np.inf), starts=starts, rows=rows,
                   values=values)

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from optsched import certify, generate, solve
 from optsched.deadline import Deadline
-from optsched.problems.hetero_gpu import verify
+from optsched.problems.hetero_gpu import Instance, Job, verify
 from optsched.result import SolveStatus
 from optsched.solvers.hetero_gpu.bounds import FLUID_GRIDS, fluid_bound
-from optsched.solvers.hetero_gpu.exact import improve
+from optsched.solvers.hetero_gpu.exact import START_EVALUATIONS, improve
+from optsched.solvers.hetero_gpu.algorithm import HareParams, list_runs, list_schedule
 from optsched.tolerance import at_most
+from optsched.workloads.hetero_gpu import paper
 from tests.models.test_hetero_gpu_metamorphic import tiny_instances
 from tests.solvers.test_hetero_gpu_robust import instances
 
@@ -56,6 +59,25 @@ def test_fluid_bound_below_optimum_off_distribution(inst):
 @given(inst=tiny_instances())
 def test_fluid_bound_below_optimum_metamorphic_strategy(inst):
     bound_below_optimum(inst)
+
+
+def paper_like(seed: int, n_jobs: int = 5, n_gpus: int = 4, max_rounds: int = 2, slots: int = 12):
+    """The paper generator scaled down (same model mix, speed-ups, K_n and bursty arrivals), its
+    times rounded to ``longest T^c / slots`` so ``exact`` proves it (issue 19's 'which side holds
+    the gap' instances; sync times constant per job)."""
+    inst = paper(np.random.default_rng(seed), n_jobs=n_jobs, n_gpus=n_gpus, max_rounds=max_rounds)
+    unit = max(max(j.train_time) for j in inst.jobs) / slots
+    jobs = tuple(Job(float(round(j.arrival / unit)), j.weight, j.rounds, j.tasks_per_round,
+                     tuple(float(max(1, round(t / unit))) for t in j.train_time),
+                     (float(round(min(j.sync_time) / unit)),) * len(j.sync_time), j.model)
+                 for j in inst.jobs)
+    return Instance(inst.gpus, jobs, f"paper-like-{seed}")
+
+
+@pytest.mark.parametrize("seed", [0, 1] + [pytest.param(s, marks=pytest.mark.slow)
+                                          for s in range(2, 14)])
+def test_fluid_bound_below_optimum_paper_like(seed):
+    bound_below_optimum(paper_like(seed))
 
 
 @pytest.mark.slow
@@ -120,3 +142,36 @@ def test_certify_at_paper_scale_beats_the_old_gap():
 def test_exact_says_why_it_is_not_built():
     res = solve(generate(FAMILY, "paper", 0), "exact", time_limit=2)
     assert "size guard" in res.info["not_built"]
+
+
+@pytest.mark.parametrize("preset,seed", [("small", 0), ("tiny", 3), ("paper", 2)])
+def test_list_runs_cost_is_the_verified_cost(preset, seed):
+    """improve ranks candidates by list_runs' own cost: it must be what verify charges."""
+    inst = generate(FAMILY, preset, seed)
+    xhat = {(n, r, k): inst.jobs[n].arrival + r for n, r, k in inst.tasks}
+    for backfill in (False, True):
+        params = HareParams(gpu_choice="earliest_finish", tie="index")
+        runs, cost = list_runs(inst, xhat, params, backfill=backfill)
+        schedule = list_schedule(inst, xhat, params, backfill=backfill)
+        assert [(t.job, t.round, t.task, t.gpu, t.start) for t in schedule.runs] == runs
+        assert verify(inst, schedule) == pytest.approx(cost, rel=1e-12)
+
+
+def test_improve_stops_at_its_evaluation_cap():
+    inst = generate(FAMILY, "small", 2)
+    start = solve(inst, "hare").schedule
+    out = improve(inst, start, deadline=Deadline.after(60), max_evaluations=7)
+    assert out.info["evaluations"] <= 7 and out.status is SolveStatus.FEASIBLE
+    assert verify(inst, out.schedule) <= verify(inst, start)
+
+
+def test_exact_start_is_improved():
+    """exact's MIP start passes through improve (issue 19 item 6); never worse than the best
+    plain heuristic, and the optimum is still proven."""
+    inst = paper_like(3)
+    res = solve(inst, "exact", time_limit=60)
+    assert res.info["start_cost"] <= min(solve(inst, m).objective
+                                         for m in ("hare", "hare_eft", "hare_est")) + 1e-9
+    assert START_EVALUATIONS > 0
+    if res.status is SolveStatus.OPTIMAL:
+        assert at_most(res.info["start_cost"] / res.objective, 1.25)
