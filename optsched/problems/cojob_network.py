@@ -424,8 +424,7 @@ class Schedule:
         for i, a in enumerate(sequence(self.order, "schedule.order", tuple_only=True)):
             if len(sequence(a, f"schedule.order[{i}]", tuple_only=True)) != 2:
                 fail(f"schedule.order[{i}]", f"must have 2 entries, got {len(a)}")
-            for q, v in enumerate(a):
-                as_int(v, f"schedule.order[{i}][{q}]", min=0)
+            a = tuple(as_int(v, f"schedule.order[{i}][{q}]", min=0) for q, v in enumerate(a))
             if a in seen:
                 fail(f"schedule.order[{i}]", f"duplicate stage {list(a)}")
             seen.add(a)
@@ -433,19 +432,24 @@ class Schedule:
             _time(seg.t0, f"schedule.segments[{n}][0]")
             _time(seg.t1, f"schedule.segments[{n}][1]")
             keys: set = set()
-            for q, x in enumerate(sequence(seg.rates, f"schedule.segments[{n}][2]", tuple_only=True)):
+            rates = list(sequence(seg.rates, f"schedule.segments[{n}][2]", tuple_only=True))
+            normal = False
+            for q, x in enumerate(rates):
                 at = f"schedule.segments[{n}][2][{q}]"
                 if type(x) is not tuple or len(x) != 5:
                     fail(at, f"must have 5 entries, got {x!r}")
                 if not all(type(v) is int and v >= 0 for v in x[:4]) or x[2] < 1:
-                    for p, v in enumerate(x[:4]):
-                        as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
+                    x = tuple(as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
+                              for p, v in enumerate(x[:4])) + (x[4],)   # numpy / 1.0 -> int
+                    rates[q], normal = x, True
                 rate = x[4]
                 if type(rate) is not float or not math.isfinite(rate):
-                    as_float(rate, f"{at}[4]")
+                    rates[q], normal = x[:4] + (as_float(rate, f"{at}[4]"),), True
                 if x[:4] in keys:
                     fail(at, f"duplicate flow {list(x[:4])} in one segment")
                 keys.add(x[:4])
+            if normal:  # normalisation of the frozen field (indices are used as indices)
+                object.__setattr__(seg, "rates", tuple(rates))
         if not isinstance(self.policy, str):
             fail("schedule.policy", f"must be a string, got {type(self.policy).__name__}")
 
@@ -553,6 +557,7 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         Naming the violated equation, e.g. ``"(11) port 0 at [2, 3): load 1.5 > capacity 1"``.
     """
     check_types(instance, schedule, FAMILY, Instance, Schedule, qualified=False)
+    Schedule.__post_init__(schedule)  # re-check: a frozen dataclass can still be patched (issue 22)
     _check_starts_shape(instance, schedule)
     _check_order(instance, schedule)
     tl = _timeline(instance, schedule)

@@ -15,10 +15,12 @@ Semantics (kept identical in :func:`verify`, the exact model and every algorithm
 
 - slots are integers ``t >= 1``; a job runs in the contiguous slots ``h_j..c_j`` (inclusive) with a
   constant worker count ``n_js`` on every server and one PS on one server ((2b)-(2d), (2j), (2k));
-- (2e) holds iff the mini-batches trained, ``float(N_j (c_j - h_j + 1)) * p^xi_j``, cover ``Q_j`` within
-  the one tolerance policy (:func:`optsched.tolerance.covers`), with ``xi_j = 1`` exactly when all
+- (2e) holds iff the mini-batches trained, ``N_j (c_j - h_j + 1) p^xi_j``, are at least ``Q_j`` in
+  exact arithmetic (:mod:`optsched.tolerance`, issue 22: ``n_j, H_j, k_j, B_j`` are the decimals
+  the instance writes, :func:`optsched.tolerance.exact`), with ``xi_j = 1`` exactly when all
   workers sit on the PS's server; equivalently (worker-slots are integers) ``N_j (c_j - h_j + 1) >=
-  R^xi_j = slots_needed(Q_j, p^xi_j)``, the least integer that covers ``Q_j`` with that very product;
+  R^xi_j = ceil(Q_j / p^xi_j)`` (:func:`optsched.tolerance.slots_needed`), no tolerance: a run one
+  worker-slot short by any fraction is not done;
 - (2i) server ``s`` (workers or PS) is usable only from slot ``a_j + Delta_js`` on;
 - objective (2): total flow time ``sum_j (c_j - a_j)`` (the paper calls it completion time).
 
@@ -50,7 +52,9 @@ from optsched.problems import fields
 from optsched.problems.bars import Bar
 from optsched.problems.fields import (Reader, as_list, check_types, fail, infeasible, readonly,
                                       sequence)
-from optsched.tolerance import covers, slack, slots_needed
+from fractions import Fraction
+
+from optsched.tolerance import exact, slack, slots_needed
 
 FAMILY = "edge_cloud"
 FORMAT_VERSION = 1
@@ -84,12 +88,21 @@ JOB_FIELDS = ("arrival", "worker_type", "ps_type", "epochs", "chunks", "minibatc
               "compute", "update", "grad_mb", "bandwidth", "delay")
 
 
-def required_worker_slots(work: float, per_batch: float) -> int:
-    """``R = ceil(work * per_batch)`` under the tolerance policy: the least integer number of
-    worker-slots ``d`` with ``covers(d * (1 / per_batch), work)``
-    (:func:`optsched.tolerance.slots_needed`), i.e. exactly the fewest worker-slots that
-    :func:`verify`'s (2e) accepts (it forms the same product ``d * (1.0 / per_batch)``)."""
-    return slots_needed(work, 1.0 / per_batch)
+def required_worker_slots(work: int, per_batch: Fraction | float) -> int:
+    """``R = ceil(work * per_batch)`` in exact arithmetic (``per_batch`` a Fraction, or a float
+    read as the decimal it is written as; :func:`optsched.tolerance.slots_needed`): exactly the
+    fewest worker-slots that :func:`verify`'s (2e) accepts."""
+    return slots_needed(exact(work) * exact(per_batch), 1)
+
+
+def time_per_batch(compute: float, update: float, grad_mb: float, bandwidth: float,
+                   xi: int) -> Fraction:
+    """``1 / p^xi_j`` of eq. (1) in exact arithmetic: ``n_j + H_j (+ 2 * 8 k_j / B_j / 3600`` when
+    ``xi = 0``) slots per mini-batch of one worker, every value the decimal it is written as."""
+    t = exact(compute) + exact(update)
+    if not xi:
+        t += 16 * exact(grad_mb) / (exact(bandwidth) * 3600)
+    return t
 
 
 @dataclass(frozen=True)
@@ -127,17 +140,25 @@ class Job:
         return 2.0 * 8.0 * self.grad_mb / self.bandwidth / SLOT_SECONDS
 
     def per_batch(self, xi: int) -> float:
-        """Slots per mini-batch of one worker, ``1 / p^xi_j`` (eq. (1))."""
+        """Slots per mini-batch of one worker, ``1 / p^xi_j`` (eq. (1)), as a float (for
+        heuristics' keys; durations come from :meth:`required`, exact)."""
         return self.compute + self.update + (0.0 if xi else self.comm)
+
+    def per_batch_exact(self, xi: int) -> Fraction:
+        """``1 / p^xi_j`` in exact arithmetic (:func:`time_per_batch`), memoised per job."""
+        memo = self.__dict__.setdefault("_per_batch_exact", {})
+        if xi not in memo:
+            memo[xi] = time_per_batch(self.compute, self.update, self.grad_mb, self.bandwidth, xi)
+        return memo[xi]
 
     def rate(self, xi: int) -> float:
         """``p^xi_j = 1 / per_batch(xi)``: mini-batches one worker trains per slot (eq. (1))."""
         return 1.0 / self.per_batch(xi)
 
     def required(self, xi: int) -> int:
-        """``R^xi_j``: worker-slots needed to finish (exact integer form of (2e)): the least ``d``
-        with ``covers(d * p^xi_j, Q_j)``."""
-        return required_worker_slots(self.work, self.per_batch(xi))
+        """``R^xi_j = ceil(Q_j / p^xi_j)``: worker-slots needed to finish, the exact integer form
+        of (2e) (the least ``d`` with ``d * p^xi_j >= Q_j`` in exact arithmetic)."""
+        return required_worker_slots(self.work, self.per_batch_exact(xi))
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in JOB_FIELDS}
@@ -498,14 +519,13 @@ def verify(instance: Instance, schedule: Schedule) -> float:
         _check_run(instance, j, run, respect_delay=True)
         job = instance.jobs[j]
         xi = int(run.colocated)
-        # (2e) with xi = actual co-location (2f): (worker-slots) * p^xi covers Q_j; the product is
-        # formed as int * float, exactly as tolerance.slots_needed forms d * per_slot
+        # (2e) with xi = actual co-location (2f): (worker-slots) * p^xi >= Q_j, exactly
         slots = run.n_workers * run.length
-        rate = 1.0 / (job.compute + job.update + (0.0 if xi else job.comm))
-        done = slots * rate
-        if not covers(done, job.work):
+        per = time_per_batch(job.compute, job.update, job.grad_mb, job.bandwidth, xi)
+        if slots < job.work * per:
             infeasible(f"(2e) job {j}: {run.n_workers} workers x {run.length} slots = {slots} "
-                       f"worker-slots train {done:.9g} mini-batches < {job.work} needed (xi={xi})")
+                       f"worker-slots train {float(slots / per):.12g} mini-batches < {job.work} "
+                       f"needed (xi={xi}; {math.ceil(job.work * per)} worker-slots)")
     _check_capacity(instance, schedule)
     return float(sum(runs[0].end - job.arrival for runs, job in zip(schedule.runs, instance.jobs)))
 
@@ -515,22 +535,24 @@ def verify_preemptive(instance: Instance, schedule: Schedule, *, overhead: float
     """Checker for preemptive schedules (baseline ``preemptive``; breaks (2c)/(2d) by design).
 
     Every run must satisfy (2a), (2b), (2i) (when ``respect_delay``), the capacities (2g), (2h) and
-    runs of one job must not overlap; the work (2e) is ``sum_runs N (len - o) p^xi`` where every run
-    after the first loses ``overhead`` slots of progress (preemption/migration cost). Returns
+    runs of one job must not overlap; the work (2e) is ``sum_runs N (len - o) p^xi >= Q_j`` (exact arithmetic) where every
+    run after the first loses ``overhead`` slots of progress (preemption/migration cost). Returns
     ``sum_j (c_j - a_j)`` with ``c_j`` the end of the job's last run.
     """
     _check_job_count(instance, schedule)
+    lost = exact(overhead)
     for j, runs in enumerate(schedule.runs):
         job = instance.jobs[j]
-        done = 0.0
+        done = Fraction(0)
         for k, run in enumerate(runs):
             _check_run(instance, j, run, respect_delay=respect_delay)
             if k and run.start <= runs[k - 1].end:
                 infeasible(f"(2c) job {j}: runs {k - 1} and {k} overlap or are out of order")
-            slots = max(0.0, run.length - (overhead if k else 0.0))
-            done += run.n_workers * slots * job.rate(int(run.colocated))
-        if not covers(done, job.work):
-            infeasible(f"(2e) job {j}: trains {done:.6g} mini-batches < {job.work} needed")
+            slots = max(Fraction(0), run.length - (lost if k else 0))
+            done += run.n_workers * slots / time_per_batch(
+                job.compute, job.update, job.grad_mb, job.bandwidth, int(run.colocated))
+        if done < job.work:  # (2e) in exact arithmetic
+            infeasible(f"(2e) job {j}: trains {float(done):.12g} mini-batches < {job.work} needed")
     _check_capacity(instance, schedule)
     return float(sum(max(r.end for r in runs) - job.arrival
                      for runs, job in zip(schedule.runs, instance.jobs)))
@@ -616,4 +638,5 @@ def bars(instance: Instance, schedule: Schedule) -> list:
 __all__ = ["FAMILY", "MAX_CAPACITY", "MAX_CHUNKS", "MAX_DURATION", "MAX_HORIZON", "MAX_JOBS",
            "MAX_RUNS", "MAX_SERVERS", "MAX_SLOT", "MAX_TYPES", "MAX_VALUE", "MAX_WORK",
            "MIN_POSITIVE", "Instance", "Job", "Run", "Schedule", "bars", "deadlines",
-           "earliest_start", "min_flow", "required_worker_slots", "verify", "verify_preemptive"]
+           "earliest_start", "min_flow", "required_worker_slots", "time_per_batch", "verify",
+           "verify_preemptive"]

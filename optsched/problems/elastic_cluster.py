@@ -15,13 +15,13 @@ Semantics (identical in :func:`verify`, the models and every algorithm):
 - per-worker rate (1) for PS: rho = 1 / (v_jm + U_j^p + [q=0] * comm_jm) and (14) for all-reduce:
   rho = 1 / (v_jm + (Phi-1)/Phi * (U_j + [q=0] * comm_jm)), Phi = number of workers, with
   comm_jm = comm_factor * 2 pi_j / b_m slots (comm_factor converts MB / Mbps to slots);
-- (2f): d * (Phi * rho) covers W_j (:func:`optsched.tolerance.covers`, relative 1e-6); rho is
+- (2f): d * (Phi * rho) >= W_j in exact arithmetic (issue 22; every value the decimal it is written
+  as, :func:`optsched.tolerance.exact`: work short by any amount is not done); rho is
   evaluated for the job's q, and q = 1 must really be co-located (q = 0 with a co-located placement
   is allowed: the rate is then conservative, digest Sec. 8 #30);
-- (2h)/(15b) capacities hold in every slot: load at_most C_h^r (:func:`optsched.tolerance.at_most`;
-  for integral demands and capacities below 1e6 this is exactly load <= C); (2i) every PS-hosting
-  server's PS bandwidth s B_p covers the bandwidth (Phi - y_h) b_m of the workers on the other
-  servers (``covers``);
+- (2h)/(15b) capacities hold in every slot: load <= C_h^r exactly; (2i) every PS-hosting
+  server's PS bandwidth s B_p is at least the bandwidth (Phi - y_h) b_m of the workers on the other
+  servers, exactly;
 - objective sum_j w_j c_j, absolute completion slots (Figs. 2-6).
 
 The instance also carries T (``horizon``, the system timespan in lambda) and F (``weight_ratio``),
@@ -34,6 +34,7 @@ import functools
 import math
 import weakref
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from typing import Any, Sequence
 
@@ -221,9 +222,20 @@ class Instance:
         return len(self.resources)
 
     @cached_property
+    def integral(self) -> tuple[bool, ...]:
+        """Per resource r: every worker and PS demand of r is an integer (below 2^28), so every
+        load of r is an integer, exact in floats, and ``load <= C`` iff ``load <= floor(C)``."""
+        types = self.worker_types + self.ps_types
+        return tuple(all(float(t.demand[r]).is_integer() and t.demand[r] < 2.0**28 for t in types)
+                     for r in range(self.n_res))
+
+    @cached_property
     def cap(self) -> np.ndarray:
-        """C as a read-only H x R array."""
-        return readonly(self.capacity)
+        """The capacity a load can use, read-only H x R: ``floor(C_h^r)`` for an :attr:`integral`
+        resource (its loads are integers), else C_h^r. Every algorithm and model bounds its float
+        loads by this, so with integral demands their comparisons are exact, as :func:`verify`."""
+        return readonly([[math.floor(c) if self.integral[r] else c for r, c in enumerate(row)]
+                         for row in self.capacity])
 
     @cached_property
     def e(self) -> np.ndarray:
@@ -245,8 +257,24 @@ class Instance:
         """Communication time per iteration 2 pi_j / b_m, in slots."""
         return self.comm_factor * 2.0 * self.jobs[j].grad_size / self.worker_types[m].bandwidth
 
+    def time_per_batch(self, j: int, m: int, p: int, n: int, q: int) -> Fraction:
+        """``1 / rho`` of eq. (1) (PS, type p) or (14) (all-reduce, n workers, p ignored) in exact
+        arithmetic, every value the decimal it is written as (:func:`optsched.tolerance.exact`)."""
+        job = self.jobs[j]
+        c = (self.comm_exact(j, m) if q == 0 else 0)
+        if self.is_ps:
+            return tolerance.exact(job.compute[m]) + tolerance.exact(job.update[p]) + c
+        return tolerance.exact(job.compute[m]) + Fraction(n - 1, n) * (
+            tolerance.exact(job.update[0]) + c)
+
+    def comm_exact(self, j: int, m: int) -> Fraction:
+        """:meth:`comm` in exact arithmetic."""
+        return (tolerance.exact(self.comm_factor) * 2 * tolerance.exact(self.jobs[j].grad_size)
+                / tolerance.exact(self.worker_types[m].bandwidth))
+
     def rate(self, j: int, m: int, p: int, n: int, q: int) -> float:
-        """Per-worker rate: eq. (1) (PS, type p) or eq. (14) (all-reduce, n workers, p ignored)."""
+        """Per-worker rate: eq. (1) (PS, type p) or eq. (14) (all-reduce, n workers, p ignored), as
+        a float (heuristics' keys; durations come from :meth:`duration`, exact)."""
         job = self.jobs[j]
         c = self.comm(j, m) if q == 0 else 0.0
         if self.is_ps:
@@ -254,26 +282,27 @@ class Instance:
         return 1.0 / (job.compute[m] + (n - 1) / n * (job.update[0] + c))
 
     def duration(self, j: int, m: int, p: int, n: int, q: int) -> int:
-        """Minimal d that :func:`verify`'s (2f) accepts: the least d with ``covers(d * (n * rho),
-        W_j)`` (:func:`optsched.tolerance.slots_needed`, the same float product as verify), so a
-        model never needs one slot more than the checker (dominance fact 1; issue 13)."""
-        return tolerance.slots_needed(self.jobs[j].work, n * self.rate(j, m, p, n, q))
+        """Minimal d that :func:`verify`'s (2f) accepts: the least d with ``d * n * rho >= W_j`` in
+        exact arithmetic (:func:`optsched.tolerance.slots_needed`), so a model needs neither one
+        slot more nor one less than the checker (dominance fact 1; issues 13, 22)."""
+        return tolerance.slots_needed(self.jobs[j].work * self.time_per_batch(j, m, p, n, q), n)
 
     def ps_needed(self, m: int, p: int, remote: int) -> int:
-        """The fewest (>= 1) type-p PSs on one server whose bandwidth s * B_p covers
-        ``remote * b_m`` in :func:`verify`'s (2i) (same predicate, same float products)."""
+        """The fewest (>= 1) type-p PSs on one server whose bandwidth s * B_p is at least
+        ``remote * b_m``, as :func:`verify`'s (2i) checks it (exactly)."""
         return max(1, self.ps_raw(m, p, remote))
 
     def ps_raw(self, m: int, p: int, remote: int) -> int:
-        """The fewest (>= 0) type-p PSs with ``covers(s * B_p, remote * b_m)`` ((2i) alone)."""
-        return tolerance.slots_needed(remote * self.worker_types[m].bandwidth,
+        """The fewest (>= 0) type-p PSs with ``s * B_p >= remote * b_m`` ((2i) alone, exact)."""
+        return tolerance.slots_needed(remote * tolerance.exact(self.worker_types[m].bandwidth),
                                       self.ps_types[p].bandwidth)
 
-    @cached_property
+    @property
     def cap_limit(self) -> np.ndarray:
-        """The largest per-slot load :func:`verify` accepts on (h, r): C + slack(C), i.e.
-        ``at_most(load, C)`` as a linear bound (read-only H x R) for models and algorithms."""
-        return readonly([[c + tolerance.slack(c) for c in row] for row in self.capacity])
+        """The largest per-slot load :func:`verify` accepts on (h, r), as a linear bound for models
+        and algorithms: :attr:`cap` (``floor(C)`` where loads are integers, so a solver's
+        feasibility tolerance cannot let an integral load past C; issue 22)."""
+        return self.cap
 
     def configurations(self, j: int) -> list[tuple[int, int, int, int, int]]:
         """Non-dominated configurations (m, p, q, N, d) of job j (digest Sec. 3.2 / 3.6).
@@ -547,12 +576,13 @@ def verify(instance: Instance, schedule: Schedule) -> float:
             infeasible(f"(2a) job {j}: preempted (segments given); this model is non-preemptive")
         _check_plan(instance, j, plan)
         phi = sum(plan.workers)
-        done = plan.duration * (phi * _rate(instance, j, plan, phi))
-        if not tolerance.covers(done, instance.jobs[j].work):
+        per = _time_per_batch(instance, j, plan, phi)
+        if plan.duration * phi < instance.jobs[j].work * per:  # (2f), exactly
             infeasible(f"(2f) job {j}: {plan.duration} slots x {phi} workers train "
-                        f"{done:.10g} < W_j = {instance.jobs[j].work} mini-batches")
+                        f"{float(plan.duration * phi / per):.12g} < W_j = "
+                        f"{instance.jobs[j].work} mini-batches")
     _check_capacity(instance, [(p, [(p.start, p.start + p.duration - 1)]) for p in schedule.plans])
-    return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
+    return _objective(instance, schedule)
 
 
 def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 0.0) -> float:
@@ -572,13 +602,18 @@ def verify_preemptive(instance: Instance, schedule: Schedule, overhead: float = 
         if segs[0][0] != plan.start or any(f > l for f, l in segs):
             infeasible(f"(2a) job {j}: segments must start at {plan.start} and be non-empty")
         phi = sum(plan.workers)
-        slots = sum(l - f + 1 for f, l in segs) - overhead * (len(segs) - 1)
-        if not tolerance.covers(slots * (phi * _rate(instance, j, plan, phi)),
-                                instance.jobs[j].work):
+        slots = sum(l - f + 1 for f, l in segs) - tolerance.exact(overhead) * (len(segs) - 1)
+        if slots * phi < instance.jobs[j].work * _time_per_batch(instance, j, plan, phi):
             infeasible(f"(2f) job {j}: its segments train fewer than W_j mini-batches")
         runs.append((plan, segs))
     _check_capacity(instance, runs)
-    return float(sum(job.weight * p.completion for job, p in zip(instance.jobs, schedule.plans)))
+    return _objective(instance, schedule)
+
+
+def _objective(instance: Instance, schedule: Schedule) -> float:
+    """sum_j w_j c_j in exact arithmetic, reported as the least float >= it."""
+    return tolerance.upper_float(sum(tolerance.exact(job.weight) * p.completion
+                                     for job, p in zip(instance.jobs, schedule.plans)))
 
 
 def _version_not_bool(data: Any, what: str) -> None:
@@ -625,42 +660,65 @@ def _check_ps(inst: Instance, j: int, plan: Plan) -> None:
     big_b = inst.ps_types[plan.ps_type].bandwidth
     total = sum(plan.workers)
     for h, s in enumerate(plan.ps):
-        if s > 0 and not tolerance.covers(s * big_b, (total - plan.workers[h]) * b):
+        if s > 0 and s * tolerance.exact(big_b) < (total - plan.workers[h]) * tolerance.exact(b):
             infeasible(f"(2i) job {j} server {h}: remote worker bandwidth "
                         f"{(total - plan.workers[h]) * b:.10g} > PS bandwidth {s * big_b:.10g}")
 
 
-def _rate(inst: Instance, j: int, plan: Plan, phi: int) -> float:
-    """Eq. (1) / (14), recomputed here independently of Instance.rate."""
+def _time_per_batch(inst: Instance, j: int, plan: Plan, phi: int) -> Fraction:
+    """``1 / rho`` of eq. (1) / (14) in exact arithmetic, recomputed here independently of
+    Instance.time_per_batch."""
+    x = tolerance.exact
     job, m = inst.jobs[j], plan.worker_type
-    comm = 0.0 if plan.colocated else (
-        inst.comm_factor * 2.0 * job.grad_size / inst.worker_types[m].bandwidth)
+    comm = 0 if plan.colocated else (
+        x(inst.comm_factor) * 2 * x(job.grad_size) / x(inst.worker_types[m].bandwidth))
     if inst.is_ps:
-        return 1.0 / (job.compute[m] + job.update[plan.ps_type] + comm)
-    return 1.0 / (job.compute[m] + (phi - 1) / phi * (job.update[0] + comm))
+        return x(job.compute[m]) + x(job.update[plan.ps_type]) + comm
+    return x(job.compute[m]) + Fraction(phi - 1, phi) * (x(job.update[0]) + comm)
 
 
 def _check_capacity(inst: Instance, runs) -> None:
-    """(2h) / (15b): per server, resource and slot, the running jobs' demand at_most C_h^r.
-
-    Tolerance decision (issue 13): ``at_most(load, C)`` = load <= C + 1e-6 max(1, C). Demands and
-    capacities of the tiny/small presets are integral, where this is exactly load <= C; the models
-    use the same bound C + slack(C) (``Instance.cap_limit``) so they accept every load this does."""
+    """(2h) / (15b): per server, resource and slot, the running jobs' demand is at most C_h^r, in
+    exact arithmetic (issue 22). Resources whose demands are integers (:attr:`Instance.integral`,
+    every generated instance) have integer loads, exact in the float sweep, and ``load <= C`` iff
+    ``load <= floor(C)`` (``Instance.cap``); the others are summed as Fractions."""
     events: dict[int, list] = {}
     for plan, segs in runs:
         for f, l in segs:
             events.setdefault(f, []).append((plan, 1))
             events.setdefault(l + 1, []).append((plan, -1))
+    fine = np.array(inst.integral, dtype=bool)
     load = np.zeros((inst.n_servers, inst.n_res))
+    loose: dict[tuple[int, int], Fraction] = {}
     for t in sorted(events):
+        touched = set()
         for plan, sign in events[t]:
-            load += sign * _usage(inst, plan)
-        for h, r in np.argwhere(load > inst.cap):  # at_most can only fail where load > C
-            h, r = int(h), int(r)
-            if not tolerance.at_most(float(load[h, r]), inst.capacity[h][r]):
-                eq = "(2h)" if inst.is_ps else "(15b)"
-                infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
-                            f"{load[h, r]:.10g} > {inst.capacity[h][r]:g}")
+            use = _usage(inst, plan)
+            load += sign * use
+            if not fine.all():
+                for h, r in np.argwhere((use != 0) & ~fine[None, :]):
+                    cell = (int(h), int(r))
+                    loose[cell] = loose.get(cell, Fraction(0)) + sign * _exact_use(inst, plan, *cell)
+                    touched.add(cell)
+        for h, r in np.argwhere((load > inst.cap) & fine[None, :]):
+            _over(inst, int(h), int(r), t, float(load[h, r]))
+        for h, r in sorted(touched):
+            if loose[h, r] > tolerance.exact(inst.capacity[h][r]):
+                _over(inst, h, r, t, float(loose[h, r]))
+
+
+def _over(inst: Instance, h: int, r: int, t: int, load: float) -> None:
+    eq = "(2h)" if inst.is_ps else "(15b)"
+    infeasible(f"{eq} server {h} resource {inst.resources[r]} slot {t}: "
+               f"{load:.12g} > {inst.capacity[h][r]!r}")
+
+
+def _exact_use(inst: Instance, plan: Plan, h: int, r: int) -> Fraction:
+    """Plan's demand on (h, r) in exact arithmetic: y_h e_m^r (+ s_h z_p^r)."""
+    use = plan.workers[h] * tolerance.exact(inst.worker_types[plan.worker_type].demand[r])
+    if inst.is_ps:
+        use += plan.ps[h] * tolerance.exact(inst.ps_types[plan.ps_type].demand[r])
+    return use
 
 
 def _usage(inst: Instance, plan: Plan) -> np.ndarray:

@@ -12,9 +12,10 @@ with ``n_j`` the servers spanned, ``B_j = b^i`` when ``n_j = 1`` and ``b^e / f(a
 ``f(alpha, k) = k + alpha (k - 1)`` (the paper's example), ``k_j = xi1 p_j`` (7) clamped to >= 1
 (digest E2: f < 1 would mean more than the full link), and ``p_j`` the largest number of split jobs
 (``j`` included) on a server where ``j`` is split (6). Speed ``phi_j[t] = floor(1 / tau_j[t])``
-iterations per slot, read within the tolerance policy (:mod:`optsched.tolerance`): the most whole
-iterations ``k`` with ``at_most(k * tau, 1)`` (:func:`slot_speed`; tau = 36 * 0.001 + 0.004 is
-0.04000000000000001 in floats, plain floor(1 / tau) = 24, phi = 25). ``T_j`` is the end of the slot
+iterations per slot in exact arithmetic (:mod:`optsched.tolerance`, issue 22): the most whole
+iterations ``k`` with ``k * tau <= 1``, every value the decimal it is written as (:func:`slot_speed`;
+tau = 36 * 0.001 + 0.004 is 0.04 exactly, phi = 25, where the float sum 0.04000000000000001 gives
+plain floor(1 / tau) = 24; a tau above 1/4 by any amount gives 3). ``T_j`` is the end of the slot
 in which ``sum_{t >= a_j} phi_j[t]`` first reaches ``F_j`` (our reading of the garbled eq. (9)).
 Objective: makespan ``max_j T_j``.
 
@@ -26,8 +27,8 @@ Overhead is ``xi2 * n_j`` as in (8), also for single-server jobs (digest E4).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
 from itertools import accumulate
 from typing import Any
@@ -36,7 +37,7 @@ from typing import Any
 from optsched.problems import fields
 from optsched.problems.bars import Bar
 from optsched.problems.fields import Reader, check_types, fail, infeasible, sequence
-from optsched.tolerance import REL, at_most
+from optsched.tolerance import count_within, exact
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1
@@ -187,9 +188,30 @@ class Instance:
         reduce = share / self.reduce_speed if g > 1 else 0.0
         return exchange + reduce + self.xi2 * n + job.fp_time * job.batch + job.bp_time
 
+    def tau_exact(self, j: int, n: int, p: int) -> Fraction:
+        """:meth:`tau` in exact arithmetic, every value the decimal it is written as
+        (:func:`optsched.tolerance.exact`; issue 22)."""
+        job = self.jobs[j]
+        g = job.gpus
+        share = exact(job.grad_size) * (g - 1) / g
+        if n == 1:
+            bandwidth = exact(self.bw_intra)
+        else:
+            k = max(Fraction(1), exact(self.xi1) * p)  # (7), clamped (digest E2)
+            bandwidth = exact(self.bw_inter) / (k + exact(self.alpha) * (k - 1))
+        exchange = 2 * share / bandwidth if g > 1 else 0
+        reduce = share / exact(self.reduce_speed) if g > 1 else 0
+        return (exchange + reduce + exact(self.xi2) * n + exact(job.fp_time) * job.batch
+                + exact(job.bp_time))
+
     def phi(self, j: int, n: int, p: int) -> int:
-        """Training speed floor(1 / tau) within the tolerance (iterations per slot, :func:`slot_speed`)."""
-        return slot_speed(self.tau(j, n, p))
+        """Training speed floor(1 / tau) in exact arithmetic (iterations per slot,
+        :func:`slot_speed`), memoised per instance."""
+        memo = self.__dict__.setdefault("_phi", {})
+        key = (j, n, p)
+        if key not in memo:
+            memo[key] = slot_speed(self.tau_exact(j, n, p))
+        return memo[key]
 
     def min_servers(self, j: int) -> int:
         """Fewest servers that can host job ``j`` (largest servers first)."""
@@ -232,22 +254,17 @@ class Instance:
                    name=data.get("name", ""))
 
 
-def slot_speed(tau: float) -> int:
-    """phi = floor(1 / tau) read within the tolerance: the largest integer ``k >= 0`` with
-    ``at_most(k * tau, 1.0)`` (k iterations of ``tau`` slots fit in one slot).
+def slot_speed(tau: Fraction | float) -> int:
+    """phi = floor(1 / tau): the largest integer ``k >= 0`` with ``k * tau <= 1`` in exact
+    arithmetic (:func:`optsched.tolerance.count_within`; ``tau`` a Fraction, or a float read as
+    the decimal it is written as).
 
     The one rounding rule of (9); :meth:`Instance.phi` (used by the models and the algorithms) and
-    verify's slot simulation both call it on bit-identical ``tau``, so they agree exactly. The scan
-    starts at floor((1 + REL) / tau), a step or two from the answer whatever ``tau`` is.
+    verify's slot simulation both call it on the exact ``tau`` of (8), so they agree exactly. With
+    the data 36 * 0.001 + 0.004 = 0.04 it gives 25, where the float sum 0.04000000000000001 and
+    plain floor(1 / tau) give 24; a tau above 1/k by any amount (1.0000005 / 4) gives k - 1.
     """
-    if not tau > 0 or not math.isfinite(1.0 / tau):
-        raise ValueError(f"per-iteration time must be > 0 and finite, got {tau!r}")
-    k = math.floor((1.0 + REL) / tau) + 1
-    while k > 0 and not at_most(k * tau, 1.0):
-        k -= 1
-    while at_most((k + 1) * tau, 1.0):
-        k += 1
-    return k
+    return count_within(1, tau)
 
 
 def _check_jobs(inst: Instance) -> None:
@@ -269,7 +286,7 @@ def _check_jobs(inst: Instance) -> None:
         for n in {low, high}:  # the slowest n (tau grows with p, and with n >= 2)
             p = inst.max_contention if n >= 2 else 1
             tau = inst.tau(j, n, p)
-            if slot_speed(tau) < 1:
+            if inst.phi(j, n, p) < 1:
                 fail(f"instance.jobs[{j}]", f"per-iteration time {tau:.4g} > 1 slot at n={n}, p={p} "
                      "(speed floor(1/tau) would be 0)")
 
@@ -456,27 +473,30 @@ class _Load:
             key = (j, len(hosts), p)
             if key not in self.cache:
                 tau = _iteration_time(self.inst, *key)
-                speed = slot_speed(tau)  # floor(1 / tau) within the tolerance, as Instance.phi
+                speed = slot_speed(tau)  # floor(1 / tau) in exact arithmetic, as Instance.phi
                 if speed < 1:
-                    infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
+                    infeasible(f"(9) job {j} makes no progress at slot {t}: tau = "
+                               f"{float(tau):.4g} > 1")
                 self.cache[key] = speed
             out[j] = self.cache[key]
         return out
 
 
-def _iteration_time(instance: Instance, j: int, n: int, p: int) -> float:
-    """Eq. (8) written out independently of :meth:`Instance.tau`."""
+def _iteration_time(instance: Instance, j: int, n: int, p: int) -> Fraction:
+    """Eq. (8) written out independently of :meth:`Instance.tau_exact`, in exact arithmetic (every
+    value the decimal it is written as, :func:`optsched.tolerance.exact`)."""
     job = instance.jobs[j]
     w = job.gpus
     if n == 1:
-        b = instance.bw_intra  # all workers on one server: NVLink, no contention
+        b = exact(instance.bw_intra)  # all workers on one server: NVLink, no contention
     else:
-        k = max(1.0, instance.xi1 * p)  # (7)
-        b = instance.bw_inter / (k + instance.alpha * (k - 1))  # b^e / f(alpha, k)
-    per_worker = job.grad_size * (w - 1) / w  # (m_j / w_j)(w_j - 1), same float order as the model
-    info = 2 * per_worker / b if w > 1 else 0.0
-    compute = per_worker / instance.reduce_speed if w > 1 else 0.0
-    return info + compute + instance.xi2 * n + job.fp_time * job.batch + job.bp_time
+        k = max(Fraction(1), exact(instance.xi1) * p)  # (7)
+        b = exact(instance.bw_inter) / (k + exact(instance.alpha) * (k - 1))  # b^e / f(alpha, k)
+    per_worker = exact(job.grad_size) * (w - 1) / w  # (m_j / w_j)(w_j - 1)
+    info = 2 * per_worker / b if w > 1 else Fraction(0)
+    compute = per_worker / exact(instance.reduce_speed) if w > 1 else Fraction(0)
+    return (info + compute + exact(instance.xi2) * n + exact(job.fp_time) * job.batch
+            + exact(job.bp_time))
 
 
 

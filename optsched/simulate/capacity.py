@@ -18,8 +18,9 @@ Two shapes of "how much of each resource is free when" recur in the baselines; e
     There is no time axis: what is free later is only known by releasing up to that time.
 
 Fit rule (one tolerance policy, :mod:`optsched.tolerance`): an amount ``a > 0`` fits a free amount
-``f`` when ``tolerance.at_most(a, f)``, computed elementwise by :func:`room` (the same float
-expression), so nothing placed by a fit query exceeds what ``verify`` accepts (C + slack(C)).
+``f`` when ``tolerance.fits(a, f)`` (``f`` up to float noise, ``NOISE = 1e-9`` relative), computed
+elementwise by :func:`room` (the same float expression); verify decides capacities exactly (issue
+22), and with integer amounts below 1e9 this fit rule is exactly ``a <= f``.
 Integer profiles (integer ``capacity`` dtype: worker slots, PS slots) compare exactly, ``a <= f``.
 Cells with usage 0 always fit (a reservation that does not use a cell is not blocked by it, even if
 the cell is over-reserved). Time stamps (slots, release times) are compared exactly: they are the
@@ -77,13 +78,13 @@ from optsched import tolerance
 
 
 def room(free: np.ndarray) -> np.ndarray:
-    """Elementwise the largest amount ``tolerance.at_most`` accepts against ``free``:
-    ``free + REL * max(1, |free|)`` (the same float expression); ``free`` itself for integer
+    """Elementwise the largest amount ``tolerance.fits`` accepts against ``free``:
+    ``free + NOISE * max(1, |free|)`` (the same float expression); ``free`` itself for integer
     arrays (exact comparison)."""
     free = np.asarray(free)
     if np.issubdtype(free.dtype, np.integer):
         return free
-    return free + tolerance.REL * np.maximum(1.0, np.abs(free))
+    return free + tolerance.NOISE * np.maximum(1.0, np.abs(free))
 
 
 #: A usage: a ``(D, K)`` array, or a sparse mapping ``{(device, kind): amount}``.
@@ -105,7 +106,7 @@ class CapacityProfile:
     ----------
     capacity
         ``(D, K)`` array: the free amount of every slot before any reservation. An integer dtype
-        makes fit queries exact; a float dtype uses :func:`room` (``tolerance.at_most``).
+        makes fit queries exact; a float dtype uses :func:`room` (``tolerance.fits``).
     length
         Slots stored initially (columns ``0..length-1``); the array doubles when a query or a
         reservation reaches past its end. The stored length is never observable in results.
@@ -201,7 +202,7 @@ class CapacityProfile:
         cap = self._cap
         if self.exact:
             return all(a <= cap[d][k] for d, k, a in cells)
-        return all(tolerance.at_most(float(a), cap[d][k]) for d, k, a in cells)
+        return all(tolerance.fits(float(a), cap[d][k]) for d, k, a in cells)
 
     def fits(self, usage: Usage, start: int, length: int) -> bool:
         """True when every cell with a positive amount fits its free amount in every slot of

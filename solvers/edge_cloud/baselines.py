@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -30,7 +31,7 @@ from optsched.method import Params, param
 from optsched.problems.edge_cloud import Instance, Job, Run, Schedule
 from optsched.result import Outcome, SolveStatus
 from optsched.simulate.capacity import CapacityProfile, ReleasePool
-from optsched.tolerance import covers
+from optsched.tolerance import exact
 
 #: Not in the paper: the most slots a simulation steps through (idle stretches are skipped, so
 #: only slots at which a job starts or runs count); beyond it the baseline returns ``unknown``.
@@ -275,8 +276,8 @@ def preemptive(instance: Instance, params: PreemptiveParams = PreemptiveParams()
     ``params.overhead`` slots of progress are lost in the first slot of every run after the first
     (placement change or resume), as :func:`~optsched.problems.edge_cloud.verify_preemptive` counts
     them; ``params.respect_delay=False`` ignores Delta (Figs. 7-8), a job is still only usable from
-    ``a_j`` on. A job is done when its work is covered under the tolerance policy
-    (:func:`optsched.tolerance.covers`, as ``verify_preemptive`` checks it). The schedule breaks
+    ``a_j`` on. A job is done when the mini-batches it trained reach ``Q_j`` in exact arithmetic
+    (:func:`optsched.tolerance.exact`, as ``verify_preemptive`` checks it). The schedule breaks
     (2c)/(2d) by design: it is checked by ``verify_preemptive``. Stopped by ``deadline``: no
     schedule, ``time_limit``. ``seed`` is unused (deterministic)."""
     return _outcome(lambda: _preemptive(instance, params, deadline))
@@ -287,7 +288,8 @@ def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline
     ready = _ready(instance) if params.respect_delay else np.array(
         [[job.arrival] * instance.n_servers for job in instance.jobs], dtype=np.int64)
     left = [float(job.work) for job in instance.jobs]
-    done = [0.0] * J
+    done = [Fraction(0)] * J
+    lost = exact(overhead)
     runs: list[list[Run]] = [[] for _ in range(J)]
     clock, wake, active = _Clock(deadline), None, set(range(J))
     while active:
@@ -305,11 +307,12 @@ def _preemptive(instance: Instance, params: PreemptiveParams, deadline: Deadline
             running = True
             _extend(runs[j], t, ps, workers)
             run = runs[j][-1]
-            slots = 1.0 - (overhead if len(runs[j]) > 1 and run.start == t else 0.0)
-            trained = max(0.0, slots) * run.n_workers / instance.jobs[j].per_batch(int(run.colocated))
-            left[j] -= trained
+            slots = 1 - (lost if len(runs[j]) > 1 and run.start == t else 0)
+            trained = max(0, slots) * run.n_workers / instance.jobs[j].per_batch_exact(
+                int(run.colocated))
+            left[j] -= float(trained)
             done[j] += trained
-            if covers(done[j], instance.jobs[j].work):
+            if done[j] >= instance.jobs[j].work:  # (2e) exactly, as verify_preemptive
                 active.discard(j)
         wake = None if running else _next_event(t, ready, sorted(active), None)
     return Schedule(tuple(tuple(r) for r in runs))

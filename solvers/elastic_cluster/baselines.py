@@ -24,9 +24,10 @@ The numbers the paper leaves open are fields of :class:`FifoParams`, :class:`Tir
 :class:`~optsched.deadline.Deadline` once per job or event; a baseline stopped by it returns no
 schedule (status ``time_limit``).
 
-Tolerance (issue 13): an amount fits free capacity when ``at_most(amount, free)`` (the placement
-module's vectorised ``_room``), so no slot exceeds verify's C + slack(C); a preemptive job is done
-when verify_preemptive's own (2f) expression ``covers`` W_j.
+Capacities (issues 13, 22): an amount fits free capacity when ``tolerance.fits(amount, free)``
+(the placement module's vectorised ``_room``: float noise only) on ``Instance.cap`` (floor(C) for
+integer demands), so no slot exceeds verify's exact C; a preemptive job is done when its work is
+met exactly (verify_preemptive's (2f)).
 """
 
 from __future__ import annotations
@@ -442,9 +443,9 @@ def _advance(inst, j, t, placed, types, n, progress, segments, done, overhead: f
         segs.append((t, t))
     rate = n * inst.rate(j, types[0], types[1], n, placed[2])
     progress[j] += rate * (1.0 - overhead if resumed else 1.0)
-    # done by verify_preemptive's own (2f) expression (the same float operations)
-    slots = sum(b - a + 1 for a, b in segs) - overhead * (len(segs) - 1)
-    if tolerance.covers(slots * rate, inst.jobs[j].work):
+    # done by verify_preemptive's (2f), in exact arithmetic
+    slots = sum(b - a + 1 for a, b in segs) - tolerance.exact(overhead) * (len(segs) - 1)
+    if slots * n >= inst.jobs[j].work * inst.time_per_batch(j, types[0], types[1], n, placed[2]):
         done[j] = True
 
 

@@ -24,8 +24,8 @@ workers ``y_{jhm}`` and PSs ``s_{jhp}`` per server of the chosen types with ``su
 
 Integer scaling: demands ``e, z`` and capacities per resource, and the weights, are exact
 rationals with a common denominator (:func:`optsched.solvers.cpsat.common_denominator`); a
-capacity ``C`` becomes the largest scaled load ``L`` with ``at_most(L / D_r, C)``
-(``verify``'s predicate), so the model accepts every load ``verify`` accepts. Data without an
+capacity ``C`` becomes the largest scaled load ``L`` with ``L / D_r <= C`` in exact arithmetic
+(``verify``'s check, issue 22), so the model accepts exactly the loads ``verify`` accepts. Data without an
 exact small rational form give ``UNKNOWN`` with ``info["reason"]``.
 
 Horizon: a serial schedule (each job alone, in arrival order, in its fastest one-worker
@@ -36,7 +36,7 @@ schedule is the solver's hint.
 
 from __future__ import annotations
 
-from fractions import Fraction
+import math
 
 from optsched import tolerance
 from optsched.deadline import NEVER, Deadline
@@ -198,7 +198,7 @@ def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Out
 def _scaled_resources(inst: Instance):
     """Per resource ``r`` the common denominator ``D_r`` of every demand and capacity, the scaled
     integer demands of worker and PS types, and the scaled capacities: the largest integer ``L``
-    with ``at_most(L / D_r, C_hr)`` (``verify``'s predicate)."""
+    with ``L / D_r <= C_hr`` in exact arithmetic (``verify``'s check)."""
     R = inst.n_res
     scale = []
     for r in range(R):
@@ -209,7 +209,10 @@ def _scaled_resources(inst: Instance):
         scale.append(den)
 
     def sc(x: float, r: int, what: str) -> int:
-        return cc.scaled(cc.as_fraction(x, what), scale[r])
+        f = cc.as_fraction(x, what)
+        if f != tolerance.exact(x):  # verify sums the decimal written; the model must too
+            raise cc.NotIntegral(f"{what} = {x!r} is not the rational {f}")
+        return cc.scaled(f, scale[r])
 
     demand_w = [[sc(t.demand[r], r, "demand") for r in range(R)] for t in inst.worker_types]
     demand_p = [[sc(t.demand[r], r, "demand") for r in range(R)] for t in inst.ps_types]
@@ -217,11 +220,7 @@ def _scaled_resources(inst: Instance):
     for h, row in enumerate(inst.capacity):
         caps = []
         for r, c in enumerate(row):
-            L = int(Fraction(c) * scale[r])  # floor of the scaled capacity, then verify's slack
-            while tolerance.at_most((L + 1) / scale[r], c):
-                L += 1
-            while L > 0 and not tolerance.at_most(L / scale[r], c):
-                L -= 1
+            L = math.floor(tolerance.exact(c) * scale[r])  # verify: load <= C, exactly
             cc.check_magnitude(L, f"capacity[{h}][{r}]")
             caps.append(L)
         capacity.append(caps)

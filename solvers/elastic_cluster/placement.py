@@ -16,10 +16,10 @@ same or fewer workers), so it can never be strictly cheaper and the result is un
 Candidates whose cost lower bound is not below the current best are skipped for the same reason;
 the search stops at cost 0 (prices are >= 0).
 
-Tolerance (issue 13): an amount fits a residual omega when ``at_most(amount, omega)`` (vectorised in
-:func:`_room`; on the idle cluster omega = C, so this is verify's capacity rule exactly, and on a
-residual it never lets a slot exceed verify's C + slack(C)); PS counts are verify's (2i) staircase
-(``Instance.ps_raw``), durations ``Instance.duration``.
+Capacities (issues 13, 22): an amount fits a residual omega when ``tolerance.fits(amount, omega)``
+(vectorised in :func:`_room`: float noise only, on ``Instance.cap`` = floor(C) for integer
+demands, so with integer demands this is verify's exact capacity rule); PS counts are verify's (2i)
+staircase (``Instance.ps_raw``), durations ``Instance.duration``, both exact.
 
 Deadline: a :class:`PriceState` may carry the method's :class:`~optsched.deadline.Deadline`; the
 subroutines then stop enumerating once it has expired (their result is incomplete, and the caller,
@@ -40,9 +40,9 @@ from optsched.result import Outcome, SolveStatus
 
 
 def _room(limit: np.ndarray) -> np.ndarray:
-    """Elementwise the largest amount ``tolerance.at_most`` accepts against ``limit``:
-    limit + REL max(1, |limit|) (the same float expression as ``at_most``)."""
-    return limit + tolerance.REL * np.maximum(1.0, np.abs(limit))
+    """Elementwise the largest amount ``tolerance.fits`` accepts against ``limit``:
+    limit + NOISE max(1, |limit|) (float noise only; verify decides capacities exactly)."""
+    return limit + tolerance.NOISE * np.maximum(1.0, np.abs(limit))
 
 
 def _count_fit(room: np.ndarray, unit: np.ndarray) -> np.ndarray:
@@ -305,7 +305,7 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
 
 
 def _max_ps(wm: np.ndarray, z: np.ndarray, g: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """s_hat[n, g] = the most PSs with g e^r + s z^r at_most omega_n^r for every r with z^r > 0
+    """s_hat[n, g] = the most PSs with g e^r + s z^r fits omega_n^r for every r with z^r > 0
     (shape H x G; -1 where even the g workers do not fit)."""
     pos = z > 0
     if not pos.any():

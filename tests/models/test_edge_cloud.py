@@ -6,7 +6,6 @@ tested in test_edge_cloud_exact.py."""
 
 from __future__ import annotations
 
-import math
 
 import pytest
 
@@ -14,6 +13,7 @@ from optsched.models.edge_cloud import (
     build_batch, build_dual, build_exact, build_packing, enumerate_columns, extract_batch,
     extract_schedule,
 )
+from optsched.errors import InfeasibleSchedule
 from optsched.io import load_instance, load_schedule
 from optsched.problems.edge_cloud import Instance, Job, Schedule, deadlines, verify
 from optsched.registry import solve
@@ -63,18 +63,18 @@ HAND_MADE = {
         _job(arrival=2, compute=0.01, epochs=50, comm=1.0, chunks=3, delay=(0, 3)))), 6.0),
     # three identical jobs, one worker and one PS: exact ties, flows 0 + 1 + 2
     "exact_ties": (Instance(workers=((1,),), ps=((1,),), jobs=(_job(),) * 3), 3.0),
-    # work met within the tolerance: 1 worker-slot trains 1/1.0000005 = 0.9999995 >= 1 - 1e-6
-    # mini-batches (ceil(Q * per_batch - 1e-9) would need 2); 0.9999995 and the exact 1.0 need 1
-    # too; 1.000002 is outside the tolerance and needs 2 (last): 0 + 1 + 2 + 4
+    # work in exact arithmetic (issue 22): 1 worker-slot trains 1/1.0000005 = 0.9999995 < 1
+    # mini-batch, so 1.0000005 and 1.000002 need 2 slots (the old tolerance 1e-6 gave the first 1);
+    # 0.9999995 and the exact 1.0 need 1: 0 + 1 + 3 + 5
     "tolerance_edge": (Instance(workers=((1,),), ps=((1,),), jobs=(
         _job(compute=1.0000005), _job(compute=0.9999995), _job(compute=1.0),
-        _job(compute=1.000002))), 7.0),
+        _job(compute=1.000002))), 9.0),
     # the same on the distributed rate with 2 workers (PS only on server 1): Q = 4 at 0.25 +
-    # 0.25000005 slots per batch is met by 2 worker-slots (one slot); at 0.25 + 0.2500011 (2.2e-6
-    # relative over) it needs 3 (two slots): job 0 in slot 1, job 1 in 2..3: 0 + 2
+    # 0.25000005 (and at 0.25 + 0.2500011) slots per batch needs 3 worker-slots (two slots; the
+    # old tolerance met the first in one): job 0 in 1..2, job 1 in 3..4: 1 + 3
     "tolerance_edge_distributed": (Instance(workers=((2,), (0,)), ps=((0,), (1,)), jobs=(
         _job(compute=0.25, comm=0.25000005, chunks=2, minibatches=2, delay=(0, 0)),
-        _job(compute=0.25, comm=0.2500011, chunks=2, minibatches=2, delay=(0, 0)))), 2.0),
+        _job(compute=0.25, comm=0.2500011, chunks=2, minibatches=2, delay=(0, 0)))), 4.0),
     # a single server with two worker types and two PS types: no placement choice, only timing;
     # jobs 0 and 1 share the type-0 workers, jobs 1 and 2 the type-0 PS: 0 + 1 + 0
     "single_server_two_types": (Instance(workers=((2, 1),), ps=((1, 1),), jobs=(
@@ -105,20 +105,20 @@ def test_exact_equals_brute_force_hand_made(name):
 
 
 def test_tolerance_edge_regression(data):
-    """Issue 13: job 0 trains Q = 4 mini-batches at 0.50000005 slots each; 2 worker-slots train
-    3.9999996 >= 4 - 4e-6, so verify accepts one slot of 2 workers, but the old rounding
-    ``ceil(Q * per_batch - 1e-9 * x)`` asked for 3 worker-slots (2 slots) and made the optimum 2
-    instead of 1. The model now derives R with tolerance.slots_needed, as verify checks it."""
+    """Issue 13, then issue 22: job 0 trains Q = 4 mini-batches at 0.50000005 slots each; 2
+    worker-slots train 3.9999996 < 4. The relative tolerance 1e-6 of issue 13 accepted one slot of
+    2 workers (``tolerance_edge_schedule.json``, objective 1); in exact arithmetic R^1 = 3
+    worker-slots, verify rejects that schedule and model, CP model and brute force agree on 2."""
     inst = load_instance(data / "edge_cloud" / "tolerance_edge.json")
-    better = load_schedule(data / "edge_cloud" / "tolerance_edge_schedule.json")
-    x = inst.jobs[0].work * inst.jobs[0].per_batch(1)
-    assert math.ceil(x - 1e-9 * x) == 3 and inst.jobs[0].required(1) == 2   # the old vs the new R
-    assert verify(inst, better) == 1.0
+    accepted_before = load_schedule(data / "edge_cloud" / "tolerance_edge_schedule.json")
+    assert inst.jobs[0].required(1) == 3
+    with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
+        verify(inst, accepted_before)
     res = solve(inst, "exact")
     assert res.status is SolveStatus.OPTIMAL and res.info["model_objective_agrees"]
-    assert res.objective == verify(inst, better) == 1.0
+    assert res.objective == 2.0
     _, ub = incumbent(inst)
-    assert brute.brute_force(inst, ub) == 1.0
+    assert brute.brute_force(inst, ub) == 2.0
 
 
 def test_exact_model_is_sparse_and_extracts_a_verified_schedule():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from optsched.errors import InfeasibleSchedule
 from optsched.models import elastic_cluster as em
 from optsched.problems.elastic_cluster import Schedule, verify
 from optsched.registry import solve
@@ -55,22 +56,22 @@ HAND = {
     # exact ties: identical jobs on identical servers (every permutation is optimal)
     "exact_ties": _hand("allreduce", [[1, 2], [1, 2]], [([1, 1], 1.0)], [],
                         [(1, 2, 1, 1, 2, [0.5], [0.5], 0.0)] * 3),
-    # (2f) tolerance edges: W = 3 at 1 / 1.0000005 per slot takes 3 slots (2.9999985 covers 3),
-    # at 1 / 1.0000015 it takes 4 (2.9999955 does not); 0.9999995 is plainly enough
+    # (2f) exact edges (issue 22): W = 3 at 1 / 1.0000005 per slot takes 4 slots (3 train
+    # 2.9999985 < 3; the old tolerance 1e-6 accepted 3), at 1 / 1.0000015 also 4; W = 2 at
+    # 1 / 0.9999995 takes 2
     "duration_edges": _hand("allreduce", [[1, 1]], [([1, 1], 1.0)], [],
                             [(1, 3, 1, 1, 3, [1.0000005], [0.0], 0.0),
                              (1, 2, 1, 1, 3, [1.0000015], [0.0], 0.0),
                              (1, 1, 1, 1, 2, [0.9999995], [0.0], 0.0)]),
-    # (2i) tolerance edge: one remote worker of bandwidth 3.0000025 is covered by THREE PSs of
-    # bandwidth 1 (covers(3, 3.0000025); a plain 1 s >= 3.0000025 needs 4, beyond HiGHS's
-    # integrality tolerance); server 0 holds three PSs (cpu 3), so job 0 runs two workers on two
-    # servers (1 slot) instead of one co-located worker (2 slots): OPT = 2 + 3 = 5 (else 7)
+    # (2i) exact edge (issue 22): one remote worker of bandwidth 3.0000025 needs FOUR PSs of
+    # bandwidth 1 (3 fall short by 2.5e-6; the old tolerance accepted them, optimum 5); server 0
+    # holds only three (cpu 3), so job 0 runs one co-located worker (2 slots): OPT = 7
     "ps_bandwidth_edge": _hand("ps", [[1, 3], [1, 0]], [([1, 0], 3.0000025)], [([0, 1], 1.0)],
                                [(1, 1, 1, 2, 1, [1.0], [0.0], 0.0),
                                 (2, 1, 1, 1, 1, [0.5], [0.0], 0.0)]),
-    # capacity tolerance edge: 3 x 0.3333336 cpu = 1.0000008 is at_most 1 (verify accepts three
-    # type-0 workers on cpu 1: job 0 in one slot, then job 1: OPT = 2 * 2 + 1 * 4 = 8), while
-    # 3 x 0.3333337 = 1.0000011 is not (type 1 can only run two; both jobs side by side give 9)
+    # capacity exact edge (issue 22): 3 x 0.3333336 cpu = 1.0000008 > 1, so no server holds three
+    # workers of either type (the old tolerance accepted type 0's three, optimum 8): OPT = 11
+    # (brute force and exact; CP-SAT gives UNKNOWN: 0.3333336 needs a denominator > 1e6)
     "capacity_edge": _hand("allreduce", [[3, 1]], [([1, 0.3333336], 1.0), ([1, 0.3333337], 1.0)],
                            [], [(1, 2, 1, 3, 1, [1.0, 0.9], [0.0], 0.0),
                                 (1, 1, 1, 1, 2, [1.0, 1.0], [0.0], 0.0)]),
@@ -89,7 +90,7 @@ HAND = {
 }
 
 #: optima worked out by hand (in the comments above) where the tolerance edge decides them
-HAND_OPT = {"duration_edges": 38.0, "ps_bandwidth_edge": 5.0, "capacity_edge": 8.0}
+HAND_OPT = {"duration_edges": 44.0, "ps_bandwidth_edge": 7.0, "capacity_edge": 11.0}
 
 
 @pytest.mark.parametrize("name", sorted(HAND) + ["issue13_repro"])
@@ -169,17 +170,20 @@ def test_column_generation_equals_explicit_lp(seed):
 
 
 
-def test_exact_is_never_stricter_than_verify_issue13():
-    """Issue 13: durations were ceil(W/(N rho) - 1e-9) = 3 slots for W/(N rho) = 2.000001, while
-    verify's (2f) accepts 2 slots (covers, relative 1e-6): exact reported 25 as optimal, 19
-    verifies. Durations are now tolerance.slots_needed with verify's own float product."""
+def test_exact_follows_verify_issue13_and_22():
+    """Issue 13: durations were ceil(W/(N rho) - 1e-9) = 3 slots for W/(N rho) = 2.000001 while
+    verify accepted 2 within its tolerance (a schedule of objective 19); the model was made to follow
+    that tolerance. Issue 22: 2 slots train 1.999999 < 2 mini-batches, so in exact arithmetic that
+    schedule is infeasible, the duration is 3 and the exact optimum is 25 (brute force agrees, in
+    test_exact_equals_brute_force_on_hand_made_instances[issue13_repro])."""
     from optsched.io import load_instance, load_schedule
 
     inst = load_instance(DATA / "exact_tolerance_repro.json")
-    better = load_schedule(DATA / "exact_tolerance_repro_schedule.json")
-    assert verify(inst, better) == 19.0
-    assert inst.duration(0, 0, 0, 1, 1) == 2
+    accepted_before = load_schedule(DATA / "exact_tolerance_repro_schedule.json")
+    with pytest.raises(InfeasibleSchedule, match=r"\(2f\) job 0"):
+        verify(inst, accepted_before)
+    assert inst.duration(0, 0, 0, 1, 1) == 3
     res = solve(inst, "exact", time_limit=60)
     assert res.status.value == "optimal"
-    assert res.objective == pytest.approx(verify(inst, better), abs=1e-9)
-    assert res.info["model_objective"] == pytest.approx(19.0, abs=1e-6)
+    assert res.objective == 25.0
+    assert res.info["model_objective"] == pytest.approx(25.0, abs=1e-6)

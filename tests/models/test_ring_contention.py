@@ -141,7 +141,7 @@ HAND_MADE = {
                                                 _job(3, 4, bp=0.2)], alpha=1.0),
     # three identical jobs on two identical servers: every optimum has symmetric twins
     "exact_ties": lambda: _inst((2, 2), [_job(2, 20, grad=0.04, batch=30, fp=0.001, bp=0.005)] * 3),
-    # k tau = 1.0000005 (speed 4 within the tolerance), 0.9999995 (4), 1.0000015 (3), exactly 1 (4)
+    # k tau = 1.0000005 (speed 3 in exact arithmetic), 0.9999995 (4), 1.0000015 (3), exactly 1 (4)
     "tolerance_edge": lambda: _inst((2, 1), [_job(1, 8, bp=1.0000005 / 4), _job(1, 8, bp=0.9999995 / 4),
                                              _job(2, 8, bp=1.0000015 / 4), _job(3, 4, bp=0.25)],
                                     xi2=0.0),
@@ -178,11 +178,11 @@ def test_exact_equals_brute_force_on_hand_made(name):
 
 
 def test_tolerance_edge_speeds():
-    """phi = floor(1 / tau) within the tolerance: k tau <= 1 + 1e-6 counts k iterations."""
+    """phi = floor(1 / tau) in exact arithmetic (issue 22): k tau = 1.0000005 is more than one slot,
+    so only k - 1 iterations fit (the old tolerance 1e-6 counted k)."""
     inst = HAND_MADE["tolerance_edge"]()
-    assert [inst.phi(j, 1, 1) for j in range(4)] == [4, 4, 3, 4]
-    assert math.floor(1 / inst.tau(0, 1, 1)) == 3  # plain floor would lose an iteration per slot
-    assert rm.duration(inst, 0, 1) == 2  # 8 iterations at 4 per slot
+    assert [inst.phi(j, 1, 1) for j in range(4)] == [3, 4, 3, 4]
+    assert rm.duration(inst, 0, 1) == 3  # 8 iterations at 3 per slot
     # job 3 (all 3 GPUs) in slot 0; then jobs 0 and 2 together; job 1 after job 0 on server 1
-    one = Schedule((1, 3, 1, 0), ((0, 1), (0, 1), (2, 0), (2, 1)))
-    assert completion_times(inst, one) == [3, 5, 4, 1]  # with plain floor: job 0 ends at 4, job 1 at 6
+    one = Schedule((1, 4, 1, 0), ((0, 1), (0, 1), (2, 0), (2, 1)))
+    assert completion_times(inst, one) == [4, 6, 4, 1]

@@ -64,18 +64,19 @@ def test_required_is_the_least_worker_slot_count_verify_accepts(epochs, chunks, 
             verify(one, run(R - 1))
 
 
-def test_verify_2e_tolerance_edge(inst):
-    """(2e) accepts work met within the relative tolerance 1e-6 and rejects it beyond."""
-    near = replace(inst.jobs[0], compute=0.50000005, grad_mb=0.0)      # 2 x 1.9999998 >= 4 - 4e-6
-    far = replace(inst.jobs[0], compute=0.500003, grad_mb=0.0)         # 2 x 1.999988 < 4 - 4e-6
+def test_verify_2e_exact_edge(inst):
+    """(2e) is decided in exact arithmetic (issue 22): work short by 1e-8 relative is not done
+    (it was accepted within the old relative tolerance 1e-6), exactly enough work is."""
+    near = replace(inst.jobs[0], compute=0.50000005, grad_mb=0.0)      # 2 / 0.50000005 < 4
+    exact = replace(inst.jobs[0], compute=0.5, grad_mb=0.0)            # 2 / 0.5 = 4
     s = sched(Run(2, 2, 0, ((0, 2),)), Run(3, 3, 0, ((0, 2),)))
-    assert verify(replace(inst, jobs=(near, inst.jobs[1])), s) == 1 + 1
-    with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
-        verify(replace(inst, jobs=(far, inst.jobs[1])), s)
-    # the same edge under verify_preemptive (one run each)
-    assert verify_preemptive(replace(inst, jobs=(near, inst.jobs[1])), s) == 1 + 1
-    with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
-        verify_preemptive(replace(inst, jobs=(far, inst.jobs[1])), s)
+    for check in (verify, verify_preemptive):
+        assert check(replace(inst, jobs=(exact, inst.jobs[1])), s) == 1 + 1
+        with pytest.raises(InfeasibleSchedule, match=r"\(2e\) job 0"):
+            check(replace(inst, jobs=(near, inst.jobs[1])), s)
+    assert near.required(1) == 3 and exact.required(1) == 2
+    longer = sched(Run(2, 3, 0, ((0, 2),)), Run(4, 4, 0, ((0, 2),)))
+    assert verify(replace(inst, jobs=(near, inst.jobs[1])), longer) == 2 + 2
 
 
 def test_worked_example_objective(inst):

@@ -18,6 +18,7 @@ import pytest
 
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.io import load_instance
+from optsched.tolerance import exact
 from optsched.problems.ring_contention import (Instance, Schedule, average_jct, completion_times,
                                                slot_speed, verify)
 
@@ -137,29 +138,33 @@ def test_broken_files(data):
         assert message in str(err.value), name
 
 
-def test_slot_speed_is_floor_within_the_tolerance():
-    """phi = the most iterations k with k tau <= 1 + 1e-6 (optsched.tolerance.at_most)."""
+def test_slot_speed_is_floor_in_exact_arithmetic():
+    """phi = the most iterations k with k tau <= 1 exactly, the data read as the decimals they are
+    written as (issue 22; optsched.tolerance.count_within)."""
     assert slot_speed(0.2) == 5 and slot_speed(0.25) == 4 and slot_speed(0.3) == 3
-    tau = 36 * 0.001 + 0.004  # FP (batch 36 x 0.001) + BP = 0.04 slots, computed as 0.04000000000000001
-    assert math.floor(1 / tau) == 24 and slot_speed(tau) == 25  # float noise no longer costs an iteration
-    assert slot_speed(1.0000005 / 4) == 4  # 4 tau = 1.0000005 <= 1 + 1e-6
-    assert math.floor(1 / (1.0000005 / 4)) == 3  # ... which plain floor would lose
-    assert slot_speed(0.9999995 / 4) == 4
-    assert slot_speed(1.0000015 / 4) == 3  # beyond the tolerance
-    assert slot_speed(1.0) == 1 and slot_speed(1.0000005) == 1 and slot_speed(1.0000015) == 0
+    tau = 36 * 0.001 + 0.004  # FP (batch 36 x 0.001) + BP = 0.04 slots, a float sum 0.04000000000000001
+    assert math.floor(1 / tau) == 24 and slot_speed(36 * exact(0.001) + exact(0.004)) == 25
+    assert slot_speed(1.0000005 / 4) == 3  # 4 tau = 1.0000005 > 1: short by any amount is short
+    assert slot_speed(0.9999995 / 4) == 4 and slot_speed(1.0000015 / 4) == 3
+    assert slot_speed(1.0) == 1 and slot_speed(1.0000005) == 0
     with pytest.raises(ValueError):
         slot_speed(0.0)
 
 
-def test_verify_uses_the_tolerant_speed(two):
+def test_verify_uses_the_exact_speed(two):
     d = two.to_dict()
-    d["jobs"][2].update(grad_size=0.0, fp_time=0.0, bp_time=1.0000005 / 4)  # tau = 1.0000005 / 4
+    d["jobs"][2].update(grad_size=0.0, fp_time=0.036, bp_time=0.004)  # tau = 36 x 0.001 + 0.004
+    d["jobs"][2]["batch"] = 1
     d["xi2"] = 0.0
-    d["jobs"][2]["iterations"] = 8
+    d["jobs"][2]["iterations"] = 50
     inst = Instance.from_dict(d)
-    assert inst.phi(2, 1, 1) == 4
-    # job 2 alone on server 0 from slot 0: 8 iterations at 4 per slot -> T = 2 (plain floor: 3)
+    assert inst.phi(2, 1, 1) == 25
+    # job 2 alone on server 0 from slot 0: 50 iterations at 25 per slot -> T = 2 (float floor: 3)
     assert completion_times(inst, sched((2, (2, 0)), (2, (0, 2)), (0, (1, 0))))[2] == 2
+    d["jobs"][2].update(fp_time=0.0, bp_time=1.0000005 / 4, iterations=8)  # 4 tau > 1: phi = 3
+    inst = Instance.from_dict(d)
+    assert inst.phi(2, 1, 1) == 3  # 8 iterations at 3 per slot: T = 3 (within 1e-6 it was 2)
+    assert completion_times(inst, sched((3, (2, 0)), (3, (0, 2)), (0, (1, 0))))[2] == 3
 
 
 def test_zero_iteration_time_is_invalid(two):

@@ -1,7 +1,8 @@
 """Enumerative oracle for edge_cloud problem (2) on tiny instances (shares no code with models/solvers).
 
 Every job's candidate runs (start h, worker vector, PS server, the least length whose worker-slots
-cover ``Q_j`` under :func:`optsched.tolerance.covers`, found by search) are enumerated up to
+reach ``Q_j`` in exact arithmetic, the data read as the decimals they are written as, found by
+search) are enumerated up to
 ``a_j + UB``; a depth-first search with capacity bookkeeping and a sum-of-minimum-
 flows bound finds the minimum total flow. Running longer than the minimal duration only uses more
 capacity, and any schedule with total flow <= UB has c_j - a_j <= UB, so this is exact.
@@ -11,8 +12,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
-from optsched.tolerance import covers
+
+def _dec(x) -> Fraction:
+    """The decimal a float is written as (issue 22; shares no code with optsched.tolerance)."""
+    return Fraction(repr(float(x)))
 
 
 def candidates(instance, j: int, ub: int) -> list[tuple[int, tuple]]:
@@ -31,12 +36,12 @@ def candidates(instance, j: int, ub: int) -> list[tuple[int, tuple]]:
                 if not instance.ps[p][job.ps_type]:
                     continue
                 xi = all(k == 0 or s == p for s, k in zip(ok, vec))
-                rate = 1.0 / (job.compute + job.update
-                              + (0.0 if xi else 2.0 * 8.0 * job.grad_mb / job.bandwidth / 3600.0))
+                per = (_dec(job.compute) + _dec(job.update)
+                       + (0 if xi else 16 * _dec(job.grad_mb) / _dec(job.bandwidth) / 3600))
                 # (2e) as the checker states it: the shortest run whose n * length worker-slots
-                # train Q mini-batches within the tolerance policy (searched, not derived)
+                # train Q mini-batches, exactly (searched, not derived)
                 end = next((e for e in range(h, job.arrival + ub + 1)
-                            if covers(n * (e - h + 1) * rate, job.work)), None)
+                            if n * (e - h + 1) / per >= job.work), None)
                 if end is None:
                     continue
                 cells = [("w", s, job.worker_type, t, k) for s, k in zip(ok, vec) if k

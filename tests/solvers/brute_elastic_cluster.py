@@ -5,37 +5,42 @@ Every job's schedules are enumerated: worker type, PS type, q, worker count N, w
 (dominance fact 3), the minimal duration for that rate, and every start; a depth-first branch and
 bound over jobs (pruned by sum w_i (a_i + fastest_i) of the jobs left and by capacity) returns the
 optimal sum w_j c_j. Durations and PS counts are computed by counting up, not by the problem
-module; every comparison is verify's (optsched.tolerance: ``covers`` for (2f) and (2i), ``at_most``
-for capacities), so the oracle accepts exactly what the checker accepts.
+module; every comparison is exact (issue 22: Fractions of the decimals the data are written as,
+for (2f), (2i) and capacities), so the oracle accepts exactly what the checker accepts.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
-from optsched.tolerance import REL, at_most, covers
+
+def _x(v) -> Fraction:
+    """The decimal a number is written as (shares no code with optsched.tolerance)."""
+    return Fraction(repr(float(v)))
 
 
 def _rate(inst, j, m, p, n, q):
     job = inst.jobs[j]
-    comm = 0.0 if q else inst.comm_factor * 2 * job.grad_size / inst.worker_types[m].bandwidth
+    comm = 0 if q else _x(inst.comm_factor) * 2 * _x(job.grad_size) / _x(
+        inst.worker_types[m].bandwidth)
     if inst.architecture == "ps":
-        return 1.0 / (job.compute[m] + job.update[p] + comm)
-    return 1.0 / (job.compute[m] + (n - 1) / n * (job.update[0] + comm))
+        return 1 / (_x(job.compute[m]) + _x(job.update[p]) + comm)
+    return 1 / (_x(job.compute[m]) + Fraction(n - 1, n) * (_x(job.update[0]) + comm))
 
 
 def _slots(work, speed):
     d = 1
-    while not covers(d * speed, work):
+    while d * speed < work:
         d += 1
     return d
 
 
 def _ps_count(remote_bw, big_b):
     s = 1
-    while not covers(s * big_b, remote_bw):
+    while s * big_b < remote_bw:
         s += 1
     return s
 
@@ -47,10 +52,16 @@ def _vectors(n, H):
 
 
 def placements(inst, j):
-    """(duration, usage H x R) of every (type, q, N, vector, PS) choice of job j that fits alone."""
+    """(duration, usage H x R as floats) of every (type, q, N, vector, PS) choice of job j that
+    fits alone."""
+    return [(d, use.astype(float)) for d, use in _placements(inst, j)]
+
+
+def _placements(inst, j):
+    """:func:`placements` with exact (Fraction) usages."""
     H = len(inst.capacity)
-    cap = np.array(inst.capacity, dtype=float)
-    e = np.array([t.demand for t in inst.worker_types], dtype=float)
+    cap = np.array([[_x(c) for c in row] for row in inst.capacity], dtype=object)
+    e = np.array([[_x(v) for v in t.demand] for t in inst.worker_types], dtype=object)
     ps = inst.architecture == "ps"
     out = []
     for m in range(len(inst.worker_types)):
@@ -61,14 +72,14 @@ def placements(inst, j):
                     for host in (range(H) if ps else (None,)):
                         use = np.outer(y, e[m])
                         if ps:
-                            z = np.array(inst.ps_types[p].demand, dtype=float)
-                            remote = (n - y[host]) * inst.worker_types[m].bandwidth
-                            s = _ps_count(remote, inst.ps_types[p].bandwidth)
+                            z = np.array([_x(v) for v in inst.ps_types[p].demand], dtype=object)
+                            remote = (n - y[host]) * _x(inst.worker_types[m].bandwidth)
+                            s = _ps_count(remote, _x(inst.ps_types[p].bandwidth))
                             use = use + np.outer([s if h == host else 0 for h in range(H)], z)
                             co = set(hosts) <= {host}
                         else:
                             co = len(hosts) == 1
-                        if not all(at_most(float(use[h, r]), float(cap[h, r]))
+                        if not all(use[h, r] <= cap[h, r]
                                    for h in range(H) for r in range(cap.shape[1])):
                             continue
                         for q in ((0, 1) if co else (0,)):
@@ -76,14 +87,14 @@ def placements(inst, j):
                             out.append((d, use))
     best = {}
     for d, use in out:  # drop exact duplicates
-        best.setdefault((d, use.tobytes()), (d, use))
+        best.setdefault((d, tuple(use.ravel())), (d, use))
     return sorted(best.values(), key=lambda x: x[0])
 
 
 def brute_force(inst) -> float:
     """Optimal sum_j w_j c_j by depth-first branch and bound."""
     J = len(inst.jobs)
-    cols = [placements(inst, j) for j in range(J)]
+    cols = [_placements(inst, j) for j in range(J)]
     w = [job.weight for job in inst.jobs]
     a = [job.arrival for job in inst.jobs]
     low = [a[j] + cols[j][0][0] for j in range(J)]
@@ -93,8 +104,8 @@ def brute_force(inst) -> float:
         t = max(t, a[j]) + cols[j][0][0]
         incumbent += w[j] * t
     horizon = int(max(incumbent / w[j] for j in range(J))) + 2
-    # free room = the largest load verify's at_most accepts (C + slack) minus what is placed
-    limit = np.array([[c + REL * max(1.0, abs(c)) for c in row] for row in inst.capacity])
+    # free room = the capacity (exact) minus what is placed
+    limit = np.array([[_x(c) for c in row] for row in inst.capacity], dtype=object)
     free = np.repeat(limit[:, :, None], horizon, axis=2)
     order = sorted(range(J), key=lambda j: -w[j])
     best = [incumbent]

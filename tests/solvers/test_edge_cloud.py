@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from hypothesis import given, settings
@@ -316,12 +317,15 @@ def test_batch_lp_bound_stopped_early_is_still_an_upper_bound():
     assert expired >= lp - 1e-6
 
 
-def test_preemptive_finishes_jobs_under_the_tolerance_policy():
-    """A job whose work is met within the relative tolerance is done (tolerance.covers, as
-    verify_preemptive checks it): 2 workers at 0.50000005 slots per mini-batch finish Q = 4 in one
-    slot."""
+def test_preemptive_finishes_jobs_in_exact_arithmetic():
+    """A job is done when its work is met exactly (issue 22; as verify_preemptive checks it): 2
+    workers at 0.50000005 slots per mini-batch train 3.9999996 < 4 in one slot and need a second
+    (the old relative tolerance 1e-6 counted it done after one); at 0.5 one slot is enough."""
     job = Job(arrival=1, worker_type=0, ps_type=0, epochs=1, chunks=2, minibatches=2,
               compute=0.50000005, update=0.0, grad_mb=0.0, bandwidth=1000.0, delay=(0,))
     inst = Instance(workers=((2,),), ps=((1,),), jobs=(job,))
+    res = solve(inst, "preemptive")
+    assert res.schedule.runs == ((Run(1, 2, 0, ((0, 2),)),),) and res.objective == 1
+    inst = Instance(workers=((2,),), ps=((1,),), jobs=(replace(job, compute=0.5),))
     res = solve(inst, "preemptive")
     assert res.schedule.runs == ((Run(1, 1, 0, ((0, 2),)),),) and res.objective == 0
