@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from optsched import certify
 from optsched.deadline import Deadline
 from optsched.problems.edge_cloud import verify
-from optsched.registry import solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud.bounds import colgen_bound, serial_schedule
 from optsched.solvers.edge_cloud.exact import exact, improve
 from optsched.tolerance import at_most
 from optsched.workloads.edge_cloud import generate
 
+from tests.helpers import proven
 from tests.models.test_edge_cloud_metamorphic import instances as metamorphic_instances
 from tests.solvers.test_edge_cloud_robust import instances as robust_instances
 
@@ -29,8 +29,8 @@ OLD_RATIO = 1.612
 
 
 def _optimum(inst) -> float | None:
-    res = solve(inst, "exact", time_limit=60)
-    return res.objective if res.status is SolveStatus.OPTIMAL else None
+    res = proven(inst)
+    return None if res is None else res.objective
 
 
 def _bound(inst, seconds: float = 30.0):

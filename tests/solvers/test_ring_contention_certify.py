@@ -15,6 +15,7 @@ from optsched.result import SolveStatus
 from optsched.solvers.ring_contention.bounds import lower_bound
 from optsched.solvers.ring_contention.exact import improve
 from optsched.tolerance import at_most
+from tests.helpers import proven
 from tests.models.test_ring_contention_metamorphic import tiny_instances
 from tests.solvers.test_ring_contention_robust import instances
 
@@ -27,8 +28,8 @@ CHECKED = {"count": 0}
 
 def bound_below_optimum(inst) -> None:
     """lower_bound <= the optimum ``exact`` proves (skipped when it proves none, e.g. infeasible)."""
-    opt = solve(inst, "exact", time_limit=60)
-    if opt.status is not SolveStatus.OPTIMAL:
+    opt = proven(inst)
+    if opt is None:
         return
     out = lower_bound(inst, deadline=Deadline.after(60))
     assert at_most(out.lower_bound, opt.objective), (out.lower_bound, opt.objective)
