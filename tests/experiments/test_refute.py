@@ -1,5 +1,6 @@
-"""Violations found by ``optsched worst`` unaided (issue 23, benchmarks/refute.py), shrunk and
-saved as tests/data/<family>/refute_*.json: each is checked again here from the saved instance
+"""Violations found by ``optsched worst`` (issue 23, benchmarks/refute.py; one by a directed
+sampler, see FOUND), shrunk and saved as tests/data/<family>/refute_*.json: each is checked
+again here from the saved instance
 through the same path as ``optsched worst FAMILY --method M --target T --replay FILE`` (every
 schedule verified; the optimum proven for the violation target)."""
 
@@ -20,6 +21,12 @@ FOUND = [
      100.0),
     ("ring_contention/refute_lemma3_found.json", "ring_contention", "sjf_bco", "lemma:lemma3",
      1.4027898761312525),
+    # found by a directed random sampler (worker types without CPU demand), shrunk by worst's
+    # shrinker: Alg. 4 costs 2.817 where the exact A_mincost1 finds 0 (factor 1 + 2.817)
+    ("elastic_cluster/refute_mincost1.json", "elastic_cluster", "a_online", "lemma:mincost1",
+     3.816606519251038),
+    ("elastic_cluster/refute_mincost1.json", "elastic_cluster", "a_online_literal_pricing",
+     "lemma:mincost1", 3.816606519251038),
 ]
 
 

@@ -80,13 +80,23 @@ def _simpler(v, prof: Profile, pattern: str) -> list:
     return [int(c) if is_int else c for c in out]
 
 
+#: A violation target's shrink keeps every change whose score stays above this (a smaller
+#: instance that still refutes the claim, with a margin over the tolerance), not only those that
+#: keep the score found.
+VIOLATION_KEEP = 1.01
+
+
 def shrink_doc(run: Run, doc: dict, ratio: float, ex) -> tuple[dict, float]:
     """Delta-debugging shrink: remove list elements, then simplify numbers, keeping ratio >=
-    ``ratio`` (within :data:`REL`); stops when nothing changes or the budget is spent. Candidates
+    ``ratio`` (within :data:`REL`) -- for a violation or lemma target whose score is above
+    :data:`VIOLATION_KEEP`, keeping it above that; stops when nothing changes or the budget is
+    spent. Candidates
     are tried in a fixed order and the first that keeps the ratio wins, so the result does not
     depend on how many are evaluated in parallel."""
     m = run.methods[0]
     target = ratio * (1 - REL)
+    if run.target != "ratio" and ratio > VIOLATION_KEEP:
+        target = VIOLATION_KEEP          # a refutation: any smaller instance that still violates
     batch = run.lam if run.parallel else 1
     best: dict[str, Any] = {"doc": doc, "ratio": ratio}
 
