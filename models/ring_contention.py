@@ -19,59 +19,17 @@
   it spans, so min theta is a valid lower bound on the optimal makespan (digest §3.5); with
   ``durations="estimate"`` it is the paper's rho_hat / u. ``theta`` fixes the budget theta_u of (16)
   (then the model is the paper's feasibility problem, objective still min theta).
-- :func:`placements`, :func:`min_durations`, :func:`simple_lower_bound` — shared helpers.
+- :func:`placements`, :func:`duration`, :func:`min_durations`, :func:`simple_lower_bound` — shared
+  helpers, defined in :mod:`optsched.problems.ring_contention` (no Pyomo needed) and re-exported.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pyomo.environ as pyo
 
-from optsched.problems.ring_contention import Instance, Schedule, completion_times
-
-
-def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
-    """P_j: every vector c in Z_+^S with sum_s c_s = G_j and c_s <= O_s (constraints (1), (2), (5))."""
-    return _placements(inst.servers, inst.jobs[j].gpus)
-
-
-@lru_cache(maxsize=4096)
-def _placements(servers: tuple[int, ...], need: int) -> list[tuple[int, ...]]:
-    if not servers:
-        return [()] if need == 0 else []
-    rest_cap = sum(servers[1:])
-    out: list[tuple[int, ...]] = []
-    for k in range(max(0, need - rest_cap), min(servers[0], need) + 1):
-        out.extend((k,) + tail for tail in _placements(servers[1:], need - k))
-    return out
-
-
-def n_servers_used(c: tuple[int, ...]) -> int:
-    return sum(1 for y in c if y > 0)
-
-
-def duration(inst: Instance, j: int, n: int, p: int = 1) -> int:
-    """Slots job ``j`` needs at constant speed phi_j(n, p): ceil(F_j / phi_j(n, p)).
-
-    Integer arithmetic, exactly as verify counts (remaining F_j drops by the integral phi each slot).
-    """
-    return -(-inst.jobs[j].iterations // inst.phi(j, n, p))
-
-
-def min_durations(inst: Instance) -> list[int]:
-    """rho^LB_j = min_n ceil(F_j / phi_j(n, 1)): no schedule runs job j faster (digest §3.5)."""
-    return [min(duration(inst, j, n) for n in range(inst.min_servers(j), inst.max_servers(j) + 1))
-            for j in range(len(inst.jobs))]
-
-
-def simple_lower_bound(inst: Instance) -> dict[str, int]:
-    """LB_len, LB_area and LB_conf of digest §3.5 (valid for every instance size)."""
-    rho = min_durations(inst)
-    n = inst.n_gpus
-    area = -(-sum(job.gpus * r for job, r in zip(inst.jobs, rho)) // n)  # integers: exact ceil
-    conflict = sum(r for job, r in zip(inst.jobs, rho) if 2 * job.gpus > n)
-    return {"length": max(rho), "area": area, "conflict": conflict}
+from optsched.problems.ring_contention import (Instance, Schedule, completion_times, duration,
+                                               min_durations, n_servers_used, placements,
+                                               simple_lower_bound)
 
 
 def build_exact(inst: Instance, horizon: int, lower_bound: int = 0) -> pyo.ConcreteModel:

@@ -521,5 +521,55 @@ def bars(instance: Instance, schedule: Schedule) -> list:
     return out
 
 
+# --------------------------------------------------------------------------- derived quantities
+# Placements and contention-free durations of the model (digest §3.3, §3.5), shared by the
+# algorithms, the bounds and the Pyomo models (models/ring_contention.py re-exports them); here so
+# that evaluating a guarantee or a bound never imports Pyomo.
+
+
+def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
+    """P_j: every vector c in Z_+^S with sum_s c_s = G_j and c_s <= O_s (constraints (1), (2), (5))."""
+    return _placements(inst.servers, inst.jobs[j].gpus)
+
+
+@functools.lru_cache(maxsize=4096)
+def _placements(servers: tuple[int, ...], need: int) -> list[tuple[int, ...]]:
+    if not servers:
+        return [()] if need == 0 else []
+    rest_cap = sum(servers[1:])
+    out: list[tuple[int, ...]] = []
+    for k in range(max(0, need - rest_cap), min(servers[0], need) + 1):
+        out.extend((k,) + tail for tail in _placements(servers[1:], need - k))
+    return out
+
+
+def n_servers_used(c: tuple[int, ...]) -> int:
+    return sum(1 for y in c if y > 0)
+
+
+def duration(inst: Instance, j: int, n: int, p: int = 1) -> int:
+    """Slots job ``j`` needs at constant speed phi_j(n, p): ceil(F_j / phi_j(n, p)).
+
+    Integer arithmetic, exactly as verify counts (remaining F_j drops by the integral phi each slot).
+    """
+    return -(-inst.jobs[j].iterations // inst.phi(j, n, p))
+
+
+def min_durations(inst: Instance) -> list[int]:
+    """rho^LB_j = min_n ceil(F_j / phi_j(n, 1)): no schedule runs job j faster (digest §3.5)."""
+    return [min(duration(inst, j, n) for n in range(inst.min_servers(j), inst.max_servers(j) + 1))
+            for j in range(len(inst.jobs))]
+
+
+def simple_lower_bound(inst: Instance) -> dict[str, int]:
+    """LB_len, LB_area and LB_conf of digest §3.5 (valid for every instance size)."""
+    rho = min_durations(inst)
+    n = inst.n_gpus
+    area = -(-sum(job.gpus * r for job, r in zip(inst.jobs, rho)) // n)  # integers: exact ceil
+    conflict = sum(r for job, r in zip(inst.jobs, rho) if 2 * job.gpus > n)
+    return {"length": max(rho), "area": area, "conflict": conflict}
+
+
 __all__ = ["FAMILY", "Instance", "Job", "Schedule", "average_jct", "bars", "completion_times",
+           "duration", "min_durations", "n_servers_used", "placements", "simple_lower_bound",
            "slot_speed", "verify"]

@@ -371,7 +371,7 @@ def proven_infeasible(inst: Instance) -> str | None:
     """Why no schedule ends by the horizon T, or None: a valid lower bound on the makespan
     (LB_len, LB_area, LB_conf of digest §3.5) exceeds T (issue 15: a horizon too short is status
     ``infeasible``, not a failed heuristic). Called only after every pass failed."""
-    from optsched.models.ring_contention import simple_lower_bound
+    from optsched.problems.ring_contention import simple_lower_bound
 
     name, bound = max(simple_lower_bound(inst).items(), key=lambda kv: kv[1])
     if bound <= inst.horizon:
@@ -422,7 +422,7 @@ SJF_BCO_PROOF = SjfBcoParams(bisection="proof")
 
 def constants(inst: Instance) -> dict[str, float]:
     """Phi, u, l of Lemma 4 / Theorem 5 on the instance (digest §5.3), with rho_hat of §4.0.7."""
-    from optsched.models.ring_contention import duration
+    from optsched.problems.ring_contention import duration
 
     est = rho_hat(inst)
     lo, hi = [], []

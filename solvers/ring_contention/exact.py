@@ -136,7 +136,7 @@ def exact_size(inst: Instance, horizon: int) -> int:
     """Upper estimate of the pulse model's binaries x[j,c,t,e]: per job, its one-server
     placements times ``horizon`` plus its split placements times ``horizon`` times the spread of
     its split durations (counted, not enumerated, so paper-scale instances cost nothing here)."""
-    from optsched.models.ring_contention import duration
+    from optsched.problems.ring_contention import duration
 
     pmax = inst.max_contention
     total = 0
@@ -320,7 +320,7 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
     info: dict[str, Any] = {"start": best_value}
     if deadline.expired():
         return Outcome(start, SolveStatus.TIME_LIMIT, info=info)
-    from optsched.models.ring_contention import simple_lower_bound
+    from optsched.problems.ring_contention import simple_lower_bound
 
     target = max(simple_lower_bound(inst).values())
     if goal is not None:   # makespans are integers: a bound of 7.2 is met by 8

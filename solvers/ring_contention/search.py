@@ -106,7 +106,7 @@ def pass_evaluator(inst: Instance) -> Evaluator:
 
 def longest_first_orders(inst: Instance) -> list[list[int]]:
     """LPT orders: by contention-free duration rho^LB_j (digest §3.5), and by area G_j rho^LB_j."""
-    from optsched.models.ring_contention import min_durations
+    from optsched.problems.ring_contention import min_durations
 
     rho = min_durations(inst)
     n = range(len(inst.jobs))
@@ -210,7 +210,7 @@ class ServerProfiles:
     """
 
     def __init__(self, inst: Instance, horizon: int):
-        from optsched.models.ring_contention import duration
+        from optsched.problems.ring_contention import duration
 
         self.inst = inst
         self.cap = np.asarray(inst.servers)

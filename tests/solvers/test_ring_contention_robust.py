@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from optsched.errors import InfeasibleSchedule, InvalidInstance
 from optsched.io import load_instance, load_schedule, schedule_from_dict
-from optsched.models.ring_contention import simple_lower_bound
+from optsched.problems.ring_contention import simple_lower_bound
 from optsched.problems import ring_contention as rc
 from optsched.problems.ring_contention import Instance, Job, Schedule, slot_speed, verify
 from optsched.registry import methods, solve
