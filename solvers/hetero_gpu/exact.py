@@ -160,8 +160,9 @@ def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadlin
 def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline: Deadline,
                seed: int, info: dict[str, Any]) -> Outcome:
     """``exact`` when its model is over the size cap or does not fit the time left
-    (:func:`~optsched.solvers.hetero_gpu.algorithm.too_big`): the Hare schedule (run now, on what is
-    left, if there is none yet) with the completion bound, through ``report_outcome``; status
+    (:func:`~optsched.solvers.hetero_gpu.algorithm.too_big`): the best start, or when there is none
+    yet Algorithm 1's list scheduling (lines 4-18, earliest finish with backfilling, x̂ = a_n + r:
+    no LP, one pass) with the completion bound, through ``report_outcome``; status
     ``time_limit`` only when the time left ruled the model out, else ``feasible``
     (:meth:`optsched.solvers.highs.Refusal.status`)."""
     from optsched.models import hetero_gpu as hm
@@ -169,9 +170,10 @@ def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline:
 
     info["stopped"] = f"Hare_Sched not built: size guard: {guard}"
     info["not_built"] = f"size guard: {guard}"
-    if start is None:
-        start = hare(inst, EXACT_START, deadline=deadline, seed=seed).schedule
-        info["fallback"] = "hare (aggregate_lp)"
+    if start is None:  # no LP here: one list schedule (certify's time is for its bound)
+        xhat = {(n, r, k): inst.jobs[n].arrival + r for n, r, k in inst.tasks}
+        start = list_schedule(inst, xhat, IMPROVE_CHOICES[0], backfill=True)
+        info["fallback"] = "list schedule (earliest finish, backfill, x̂ = arrival + round)"
     else:
         info["fallback"] = info["start"]
     rep = SolveReport(guard.status(start is not None), math.inf, None, False, 0.0,
