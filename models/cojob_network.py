@@ -302,8 +302,7 @@ def event_milp_size(instance) -> dict[str, int]:
     return {"binaries": items * items, "events": items, "flows": flows, "terms": terms}
 
 
-def build_event_milp(instance, horizon: float, cuts=(), floor: float | None = None
-                     ) -> pyo.ConcreteModel:
+def build_event_milp(instance, horizon: float, cuts=()) -> pyo.ConcreteModel:
     """Model E: event-indexed MILP of problem (O), paper Eqs. (1)-(12), over rate timelines.
 
     Index sets: :class:`EventIndex` (items ``u`` = iterations and arrival markers, events
@@ -328,9 +327,7 @@ def build_event_milp(instance, horizon: float, cuts=(), floor: float | None = No
     * (2)-(4) ``C[u] >= t_e - horizon * y[u, e - 1]`` (``C[u] >= t_e`` for every event up to its
       completion event), ``S[g,k] >= C[u]`` for ``u`` in ``finals[g, k]``;
     * valid stage inequalities (14) and the Queyranne cuts (15) listed in ``cuts`` (both hold for
-      every feasible schedule, Lemma 1; they only tighten the relaxation);
-    * with ``floor`` (a proven lower bound on OPT(O), e.g. Model F's or Model I's dual bound): the
-      objective ``>= floor``; it cuts off no schedule of cost >= OPT(O), so the optimum is kept.
+      every feasible schedule, Lemma 1; they only tighten the relaxation).
 
     Objective (1): ``sum_{g,k} (S_{g,k} - r_g)``.
 
@@ -421,8 +418,6 @@ def build_event_milp(instance, horizon: float, cuts=(), floor: float | None = No
     for p, subset in cuts:
         add_cut(instance, m, p, subset)
     m.obj = pyo.Objective(expr=sum(m.S[a] for a in m.A) - _arrival_sum(instance))  # (1)
-    if floor is not None:
-        m.floor = pyo.Constraint(expr=m.obj.expr >= floor)
     m.index = idx
     return m
 

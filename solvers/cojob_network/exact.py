@@ -47,15 +47,12 @@ F_SHARE = 0.5
 #: Share of the time left the local search over stage orders (:func:`improve`) may use.
 SEARCH_SHARE = 0.1
 #: Share of the time left Model I may use (the item-level bound; Model E gets the rest).
-I_SHARE = 0.6
+I_SHARE = 0.85
 #: Share of the time left the LP-Primal cut loop may use (its cuts go into Model E).
 LP_SHARE = 0.1
 #: All Queyranne cuts (15) go into Model E when there are at most this many; otherwise the cuts the
 #: LP-Primal cut loop added (a set on which LP-Primal reaches LP*) plus one per port (all of M_p).
 CUT_LIMIT = 2_000
-#: A bound handed to another model as an objective floor is lowered by this relative amount (the
-#: solvers' tolerances; the floor only prunes, a proof compares with the tolerance policy).
-FLOOR_SLACK = 1e-7
 
 
 @dataclass
@@ -100,11 +97,12 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     3. The local search over stage orders (:func:`improve`, :data:`SEARCH_SHARE`) from the best
        schedule: on most small instances it finds a schedule that meets F's or I's bound.
     4. Model I (:class:`optsched.models.cojob_network.ItemOrder`: F over iterations, a lower
-       bound >= F*; floor = the bound so far, MIP start = the incumbent's completion order).
+       bound >= F*; MIP start = the incumbent's completion order; no objective floor: F's bound
+       as a floor row slowed the proof, tiny 7 cojobs seed 2: 594 nodes and unfinished after
+       25 CPU-s with it, 131 nodes and 17.8 CPU-s without).
        Its stage order is simulated and offered.
     5. Model E (:func:`optsched.models.cojob_network.build_event_milp`, an exact MILP of (O) over
-       rate timelines) with the incumbent's completion order as a MIP start, the bound so far as
-       an objective floor, the horizon of :func:`event_horizon` and the Queyranne cuts of
+       rate timelines) with the incumbent's completion order as a MIP start, the horizon of :func:`event_horizon` and the Queyranne cuts of
        :func:`_event_cuts`. Its optimum is OPT(O) (proof in its docstring); its schedule is
        extracted and verified. Used when no job has a compute gap (else up to :data:`BF_LIMIT`
        chain-consistent orders are simulated: spec Model BF).
@@ -128,7 +126,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
         _step_i(instance, best, proof, deadline, seed, info)
     if not at_most(best.value, proof.bound):
         if event_milp_applies(instance):
-            e_rep = _model_e(instance, best, proof.bound, deadline, seed, info)
+            e_rep = _model_e(instance, best, deadline, seed, info)
             if e_rep is not None:
                 proof.rep = e_rep
                 proof.raise_to(e_rep.bound, best)
@@ -177,7 +175,7 @@ def _search(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadl
 def _step_i(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
             info: dict) -> None:
     """Model I (:data:`I_SHARE`): its dual bound raises the proof; its stage order is offered."""
-    i_rep, i_order = _model_i(instance, best, proof.bound, _share(deadline, I_SHARE), seed, info)
+    i_rep, i_order = _model_i(instance, best, _share(deadline, I_SHARE), seed, info)
     if i_rep is None:
         proof.cut |= not info.get("size_capped")
         return
@@ -264,11 +262,9 @@ def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadl
     return True
 
 
-def _model_i(instance: Instance, best: _Incumbent, floor: float, deadline: Deadline, seed: int,
-             info: dict):
+def _model_i(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int, info: dict):
     """Solve Model I (:class:`optsched.models.cojob_network.ItemOrder`) as arrays in HiGHS, with
-    ``floor`` (a proven bound, less :data:`FLOOR_SLACK`) and the incumbent's item completion order
-    as a MIP start; its report (a :class:`~optsched.solvers.highs.SolveReport`) and the stage
+    the incumbent's item completion order as a MIP start; its report (a :class:`~optsched.solvers.highs.SolveReport`) and the stage
     order of its solution (None, None when it does not fit)."""
     from optsched.models.cojob_network import ItemOrder
     from optsched.solvers.highs import ArrayModel, SolveReport
@@ -277,7 +273,7 @@ def _model_i(instance: Instance, best: _Incumbent, floor: float, deadline: Deadl
     info["model_i"] = size
     if not _fits(size["terms"], deadline, "Model I", info, ARRAY_TERMS_PER_S):
         return None, None
-    model = ItemOrder(instance, floor - FLOOR_SLACK * max(1.0, abs(floor)))
+    model = ItemOrder(instance)
     cost, lo, hi = model.columns()
     nx = len(model.col)
     array = ArrayModel(0, [], [], seed=seed)
@@ -318,11 +314,8 @@ def event_horizon(instance: Instance, upper: float) -> float:
     return upper - chain_bound(instance) + latest
 
 
-def _model_e(instance: Instance, best: _Incumbent, floor: float, deadline: Deadline, seed: int,
-             info: dict):
-    """Model E with the incumbent's horizon (:func:`event_horizon`) and MIP start, and ``floor``
-    (a proven bound, less :data:`FLOOR_SLACK`, as an objective floor: E's optimum OPT(O) is above
-    it); its extracted schedule is verified and offered. None when there is no incumbent (no
+def _model_e(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int, info: dict):
+    """Model E with the incumbent's horizon (:func:`event_horizon`) and MIP start; its extracted schedule is verified and offered. None when there is no incumbent (no
     horizon) or the model does not fit."""
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
@@ -339,8 +332,7 @@ def _model_e(instance: Instance, best: _Incumbent, floor: float, deadline: Deadl
         return None
     horizon = event_horizon(instance, best.value)
     horizon += 1e-6 * max(1.0, horizon)      # the incumbent's makespan, within its tolerance
-    model = cm.build_event_milp(instance, horizon, cuts,
-                                floor=floor - FLOOR_SLACK * max(1.0, abs(floor)))
+    model = cm.build_event_milp(instance, horizon, cuts)
     cm.set_event_start(instance, model, best.schedule)
     rep = solve_model(model, deadline=deadline, seed=seed, warm_start=True)
     info.update(e_objective=rep.objective, e_bound=rep.bound, e_runtime_s=rep.runtime_s,

@@ -144,18 +144,13 @@ def test_event_milp_extracts_a_flow_lost_in_the_solver_tolerance():
 # Model I: item-level ordering MILP (issue 19 item 6)
 
 
-def _model_i(inst, floor=None, start=None, limit=60.0):
-    """Model I's report as exact solves it (floor: the chain bound unless given)."""
+def _model_i(inst, limit=60.0):
+    """Model I's report and stage order as exact solves it (no start)."""
     from optsched.deadline import Deadline
     from optsched.solvers.cojob_network import exact as cs_exact
-    from optsched.solvers.cojob_network.bounds import chain_bound
 
-    best = cs_exact._Incumbent()
-    if start is not None:
-        best.offer(start[0], lambda: start[1], "test")
     info: dict = {}
-    rep, order = cs_exact._model_i(inst, best, chain_bound(inst) if floor is None else floor,
-                                   Deadline.after(limit), 0, info)
+    rep, order = cs_exact._model_i(inst, cs_exact._Incumbent(), Deadline.after(limit), 0, info)
     assert rep is not None and rep.status is SolveStatus.OPTIMAL, info
     return rep, order
 
@@ -182,7 +177,7 @@ def test_item_order_closes_a_gap_model_f_leaves():
 
     inst = generate("tiny", 2, cojobs=(6, 6))
     assert brute_f_star_milp(inst) == pytest.approx(210.0)
-    rep, order = _model_i(inst, floor=210.0)
+    rep, order = _model_i(inst)
     assert rep.objective == pytest.approx(211.0)
     assert sum_sct(inst, simulate(inst, StageOrder(order))) >= 211.0 - 1e-6
 
