@@ -17,16 +17,17 @@
   (of the cost of any feasible schedule, which the solvers supply).
   Dominance facts used, each checked against :func:`~optsched.problems.elastic_cluster.verify`'s
   rules (one line each): (1) for fixed (m, p, q, N) the least duration verify's (2f) accepts
-  (``Instance.duration`` = ``tolerance.slots_needed``, not ceil(W/(N rho))) and exactly N workers
+  (``Instance.duration`` = ceil(W rho^-1 / N) in exact arithmetic) and exactly N workers
   dominate: a longer run occupies a superset of slots and completes later, and dropping workers
   (remote ones first) keeps (2d), (2g), (2i) and lowers every load; (2) q = 1 => co-located
   suffices: verify accepts q = 0 on a co-located placement and rho(q=1) >= rho(q=0); (3) one PS
   server dominates (M9): verify checks (2i) per PS server, so keeping only one PS server's PSs
   keeps (2e), (2i) on it and lowers every load; its PS count need not be minimal in the model,
   M8 admits exactly the counts verify's (2i) accepts.
-  Tolerance (issue 13, :mod:`optsched.tolerance`): capacities are C + slack(C)
-  (``Instance.cap_limit``, verify's ``at_most``) and M8 is exact for verify's ``covers`` (see
-  :func:`ps_cut`), so the model is never stricter than the checker.
+  Exact arithmetic (issues 13, 22, :mod:`optsched.tolerance`): capacities are verify's exact C
+  (``Instance.cap_limit`` = floor(C) where demands are integers, so HiGHS's feasibility tolerance
+  cannot admit an integral load above C) and M8 is exact for verify's (2i) (see :func:`ps_cut`), so
+  the model is neither stricter nor looser than the checker.
 - :func:`build_batch` — the per-round problem (7) / (16): max sum w_j over jobs finished by tau.
 - :func:`build_busy_lp` — the mean-busy-time LP of ``lower_bound`` (ours; Goemans' inequalities
   are added as cuts by the solver).
@@ -98,8 +99,8 @@ def min_completions(inst: Instance) -> list[int]:
 
 
 def _fits(inst: Instance, m: int, p: int, q: int, n: int) -> bool:
-    """Pruning of digest Sec. 3.2 with verify's capacity rule (``at_most``, i.e. load <=
-    ``cap_limit``): q = 1 needs one server that holds N workers (+1 PS); q = 0 needs the whole
+    """Pruning of digest Sec. 3.2 with verify's capacity rule (load <= ``cap_limit``): q = 1
+    needs one server that holds N workers (+1 PS); q = 0 needs the whole
     cluster to hold them (each server's load <= its cap_limit, so their sum <= the sum of the
     cap_limits; compared with ``at_most`` again, which only loosens this necessary condition).
     Memoised per instance."""
@@ -190,12 +191,12 @@ def _build(inst: Instance, jobs: list, starts: dict, last_slot: int, batch: bool
 def ps_cut(inst: Instance, w: int, p: int, n_max: int) -> float:
     """The constant c of M8 for worker type w and PS type p: for all integers 0 <= k <= n_max
     (remote workers) and s >= 0 (PSs), B_p s >= b_w k - c  <=>  verify's (2i)
-    ``covers(s * B_p, k * b_w)``.
+    ``s * B_p >= k * b_w`` (exact arithmetic).
 
-    (2i) under the tolerance is a staircase s >= s_k (``Instance.ps_raw``); c must be at least
+    (2i) is a staircase s >= s_k (``Instance.ps_raw``); c must be at least
     b k - B s_k (accept s_k) and below b k - B (s_k - 1) (reject s_k - 1) for every k. The midpoint
-    of that interval is used, so HiGHS's feasibility tolerances cannot flip a decision. (A plain
-    B s >= b k would be stricter than verify; issue 13.)"""
+    of that interval is used, so HiGHS's feasibility tolerances cannot flip a decision (a plain
+    B s >= b k could, when b k / B is an integer up to float noise)."""
     b, big_b = inst.worker_types[w].bandwidth, inst.ps_types[p].bandwidth
     lo, hi = 0.0, math.inf
     for k in range(n_max + 1):
@@ -210,7 +211,7 @@ def ps_cut(inst: Instance, w: int, p: int, n_max: int) -> float:
 
 
 def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
-    """M3, M4, M6 (PSs), M7, M8 ((2i), exact for verify's covers), M9."""
+    """M3, M4, M6 (PSs), M7, M8 ((2i), exact for verify's check), M9."""
     H, M, P = range(inst.n_servers), range(len(inst.worker_types)), range(len(inst.ps_types))
     b = [t.bandwidth for t in inst.worker_types]
     big_b = [t.bandwidth for t in inst.ps_types]
@@ -245,7 +246,8 @@ def _ps_constraints(m, inst: Instance, jobs, conf, A, chosen, q0) -> None:
 
 def _capacity(m, inst: Instance, jobs, conf, by_jk, last_slot: int) -> None:
     """M10-M12: G_{jhrt} >= Use_{jhr} - C (1 - Run_{jt}), sum_j G <= C ((2h) / (15b)), with
-    C = ``cap_limit`` = C_h^r + slack(C_h^r): verify's ``at_most(load, C_h^r)`` as a linear bound.
+    C = ``cap_limit``: verify's exact ``load <= C_h^r`` as a linear bound (floor(C) for integral
+    demands).
 
     G exists only where some unit (a worker or a PS) fits under C; elsewhere M10 forces zero use."""
     H, R = range(inst.n_servers), range(inst.n_res)
@@ -375,7 +377,7 @@ def job_patterns(inst: Instance, j: int, max_len: float,
     of the slots with no larger loads and completes no later. Placements are those of
     :func:`enumerate_columns` (q = 1: N workers + 1 PS on one server; q = 0: every worker vector,
     PS on one server, the fewest PSs verify's (2i) accepts); the single-job fit is verify's
-    ``at_most`` (use <= ``cap_limit``). Memoised per instance: a shorter ``max_len`` filters the
+    capacity rule (use <= ``cap_limit``). Memoised per instance: a shorter ``max_len`` filters the
     list of a longer one (a pattern dominating one with d <= max_len is no longer). None when
     the ``deadline`` expires during the scan (checked per configuration; nothing memoised)."""
     table = memo(inst, "model_patterns")
@@ -458,11 +460,11 @@ def build_exact(inst: Instance, last: list[int], patterns: dict | None = None) -
 
         min  sum_j w_j sum_{l,t} (t + d_l) X_{jlt}                     objective of (2)
         s.t. sum_{l,t} X_{jlt} = 1                              for all j      (2a)
-             sum_{j,l} sum_{t' in (t - d_l, t]} u_l^{hr} X_{jlt'} <= C_h^r + slack  (2h)/(15b)
+             sum_{j,l} sum_{t' in (t - d_l, t]} u_l^{hr} X_{jlt'} <= C_h^r          (2h)/(15b)
              X_{jlt} = 0 unless a_j <= t and t + d_l - 1 <= last_j          (2j)
 
     Every per-job constraint ((2b)-(2g), (2i), (14)) holds inside a pattern; capacity rows use
-    ``cap_limit`` (verify's ``at_most``), so the model accepts every load verify accepts. Exact
+    ``cap_limit`` (verify's exact capacity), so the model accepts exactly the loads verify accepts. Exact
     with ``last`` = :func:`latest_completions` - 1 (of a feasible schedule's cost) by the
     dominance of :func:`job_patterns` and the symmetry of :func:`exact_patterns`. Unlike :func:`build_offline` there is no big-M: the LP relaxation is
     the time-indexed packing LP (the per-horizon version of (8)), much tighter than M11's."""
@@ -485,7 +487,7 @@ def build_exact(inst: Instance, last: list[int], patterns: dict | None = None) -
 
 def _pattern_capacity(m, inst: Instance, pats, index, horizon: int) -> None:
     """(2h) / (15b) per server, resource and slot, only where the jobs' largest uses together
-    could exceed C + slack (elsewhere the row is redundant)."""
+    could exceed C (elsewhere the row is redundant)."""
     H, R = inst.n_servers, inst.n_res
     cap = inst.cap_limit
     most = np.zeros((H, R))
@@ -602,7 +604,7 @@ def enumerate_columns(inst: Instance, j: int, tau: int) -> list[Column]:
     for w, p, q, n, d in model_configs(inst, j, tau - 1):
         for workers, ps in _placements(inst, w, p, q, n):
             use = np.outer(workers, inst.e[w]) + (np.outer(ps, inst.z[p]) if inst.is_ps else 0)
-            if (use > inst.cap_limit).any():  # verify's at_most, one job alone
+            if (use > inst.cap_limit).any():  # verify's capacity rule, one job alone
                 continue
             usage = tuple((h, r, float(use[h, r])) for h in range(H) for r in range(inst.n_res)
                           if use[h, r] > 0)
@@ -632,7 +634,7 @@ def _placements(inst: Instance, w: int, p: int, q: int, n: int):
 def build_packing(inst: Instance, columns: list[Column], tau: int,
                   relax: bool = False) -> pyo.ConcreteModel:
     """(8) / (17): max sum w_j x_jl, capacity (8a) per (t, r, h) (C = cap_limit, verify's
-    at_most), one schedule per job (8b);
+    capacity), one schedule per job (8b);
     ``relax`` gives the LP relaxation (x >= 0) with duals imported."""
     m = pyo.ConcreteModel(name="packing")
     m.L = pyo.Set(initialize=range(len(columns)))

@@ -68,6 +68,10 @@ NOISE = 1e-9
 
 @functools.lru_cache(maxsize=1 << 16)
 def _decimal(x: float) -> Fraction:
+    if not math.isfinite(x):
+        raise ValueError(f"not a finite number: {x!r}")
+    if x.is_integer():
+        return Fraction(int(x))
     return Fraction(float.__repr__(x))
 
 
@@ -80,16 +84,16 @@ def exact(x: Real) -> Fraction:
     >>> exact(36 * 0.001 + 0.004) == Fraction(4, 100), exact(36) * exact(0.001) + exact(0.004)
     (False, Fraction(1, 25))
     """
+    kind = type(x)
+    if kind is float:  # the common case first: no ABC checks
+        return _decimal(x)
+    if kind is int:
+        return Fraction(x)
     if isinstance(x, Fraction):
         return x
     if isinstance(x, numbers.Integral):
         return Fraction(int(x))
-    f = float(x)
-    if not math.isfinite(f):
-        raise ValueError(f"not a finite number: {x!r}")
-    if f.is_integer():
-        return Fraction(int(f))
-    return _decimal(f)
+    return _decimal(float(x))
 
 
 def slots_needed(need: Real, per_slot: Real) -> int:

@@ -484,19 +484,25 @@ class _Load:
 
 def _iteration_time(instance: Instance, j: int, n: int, p: int) -> Fraction:
     """Eq. (8) written out independently of :meth:`Instance.tau_exact`, in exact arithmetic (every
-    value the decimal it is written as, :func:`optsched.tolerance.exact`)."""
-    job = instance.jobs[j]
-    w = job.gpus
+    value the decimal it is written as, :func:`optsched.tolerance.exact`); the per-job and
+    per-contention parts are memoised on the instance (verify's own, ``_verify_parts``)."""
+    parts = instance.__dict__.setdefault("_verify_parts", {})
+    if j not in parts:
+        job = instance.jobs[j]
+        w = job.gpus
+        per_worker = exact(job.grad_size) * (w - 1) / w  # (m_j / w_j)(w_j - 1)
+        parts[j] = (per_worker, exact(job.fp_time) * job.batch + exact(job.bp_time))
+    per_worker, local = parts[j]
     if n == 1:
         b = exact(instance.bw_intra)  # all workers on one server: NVLink, no contention
     else:
-        k = max(Fraction(1), exact(instance.xi1) * p)  # (7)
-        b = exact(instance.bw_inter) / (k + exact(instance.alpha) * (k - 1))  # b^e / f(alpha, k)
-    per_worker = exact(job.grad_size) * (w - 1) / w  # (m_j / w_j)(w_j - 1)
-    info = 2 * per_worker / b if w > 1 else Fraction(0)
-    compute = per_worker / exact(instance.reduce_speed) if w > 1 else Fraction(0)
-    return (info + compute + exact(instance.xi2) * n + exact(job.fp_time) * job.batch
-            + exact(job.bp_time))
+        if ("b", p) not in parts:
+            k = max(Fraction(1), exact(instance.xi1) * p)  # (7)
+            parts["b", p] = exact(instance.bw_inter) / (k + exact(instance.alpha) * (k - 1))
+        b = parts["b", p]  # b^e / f(alpha, k)
+    exchange = (2 * per_worker / b + per_worker / exact(instance.reduce_speed)
+                if per_worker else Fraction(0))  # info + compute, 0 for a one-GPU ring
+    return exchange + exact(instance.xi2) * n + local
 
 
 
