@@ -25,7 +25,7 @@ from optsched.problems.ring_contention import Instance, Job, Schedule, slot_spee
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
 from optsched.solvers.ring_contention.exact import run_finish
-from optsched.tolerance import at_most
+from optsched.tolerance import exact
 from optsched.workloads.ring_contention import generate
 
 from tests.conftest import DATA
@@ -242,13 +242,13 @@ def test_verify_at_the_limits_is_event_driven():
 
 
 def test_slot_speed_is_constant_time_for_tiny_tau():
-    """phi = the largest k with at_most(k tau, 1): the scan starts next to the answer, so a tiny
-    tau (1e-12: the tolerance admits 1e6 more iterations than floor(1/tau)) costs two steps."""
+    """phi = the largest k with k tau <= 1 in exact arithmetic (issue 22; tau read as the decimal
+    it is written as): one exact floor division, whatever tau is."""
     for tau in (1e-12, 3.3e-9, 1e-6, 0.04000000000000001):
         start = time.process_time()
         k = slot_speed(tau)
         assert time.process_time() - start < 0.1
-        assert at_most(k * tau, 1.0) and not at_most((k + 1) * tau, 1.0)
+        assert k * exact(tau) <= 1 < (k + 1) * exact(tau)
 
 
 def test_verify_refuses_objects_of_another_family_and_patched_values():
