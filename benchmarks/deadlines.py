@@ -1,26 +1,29 @@
 """Does ``time_limit`` hold? CPU, wall and memory of every time-limited call (issue 22, item 3).
 
 Cases: every family's ``paper`` preset (seed 0), and hard cojob_network instances
-(``small`` preset with 6, 7 and 8 cojobs, seed 0: the sizes where ``exact`` overran a 60 s limit
-by 44-281 s at 1.4 GB before the size guard of Models F and E).
+(``small`` preset with 6, 7 and 8 cojobs, seed 0: the sizes at which issue 22 saw ``exact`` overrun
+a 60 s limit by 44-281 s at up to 1.4 GB).
 
-Calls: every registered method and ``certify``, first with ``time_limit = 1``; a call that depends
-on its limit (status ``time_limit``, or a wall time over half the limit) is run again with 5 and 10 s.
-A method that finishes well inside 1 s without hitting its limit does not take the limit into
-account (a list schedule, a simulation) and is run once.
+Calls: every registered method and ``certify``. Exact methods, bounds and certify run with
+``time_limit`` 1, 5 and 10 s (stopping early when a call neither hits its limit nor uses half of it);
+the paper's algorithms and baselines with 1 s (``--all-limits``: also 5 and 10 when they hit it).
 
-Every call runs in its own interpreter (``--one``), so ``ru_maxrss`` is that call's peak RSS;
-imports and instance generation happen before the call is timed. Recorded per call: CPU seconds
-of the ``solve`` call (``time.process_time``, all threads, plus any child processes'), its wall
-seconds, the registry's verify time inside them (``info["verify_s"]``), peak RSS and the RSS
-before the call. Overrun = time used - limit (negative: returned early). A call still running at
+Clock: by default the calls' deadlines are read on their CPU time (``OPTSCHED_DEADLINE_CLOCK=cpu``,
+:mod:`optsched.deadline`), so every call gets its limit in CPU seconds, as on an idle machine,
+whatever the load, and ``cpu_past`` = CPU used - limit is the CPU time it used after its deadline
+(the step under way and the registry's verify). ``--clock wall`` keeps the wall-clock deadline a
+user gets; the parent then reads the child's CPU time from /proc when the deadline passes.
+
+Every call runs in its own interpreter at ``nice 10`` (``--one``), so ``ru_maxrss`` is that call's
+peak RSS; imports and instance generation happen before the call is timed. Recorded per call: CPU
+seconds of the call (``time.process_time``, all threads, plus child processes'), CPU past the
+deadline, wall seconds, the CPU time of the registry's verify inside them
+(``info["verify_cpu_s"]``), peak RSS and the RSS before the call. A call still running at
 ``10 * limit + 120`` s of wall time is killed and recorded as such.
 
-Run: ``python benchmarks/deadlines.py [--limits 1 5 10] [--family F ...] [--json PATH]`` (the
-calls run at ``nice 10``; the parent, which reads a call's CPU time at its deadline, is not niced).
-Prints a Markdown table of every call and the worst overrun per family and case group; report the
-load average printed beside it (a deadline is a wall-clock point: under load a method gets fewer CPU
-seconds before it, and the step under way when it passes takes longer in wall time).
+Run: ``python benchmarks/deadlines.py [--limits 1 5 10] [--family F ...] [--case C ...] [--json PATH]``.
+Prints a Markdown table of every call and, per family and case group, the most CPU used past a
+deadline, the largest wall overrun and the largest peak RSS; report the load average beside them.
 """
 
 from __future__ import annotations
@@ -95,11 +98,11 @@ def _proc_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(case: tuple, method: str, limit: float) -> dict:
-    """``one`` in a fresh interpreter, killed at ``10 * limit + 120`` s of wall time. When the call
-    is still running at its deadline, this process reads the child's CPU time then (/proc), so
-    ``cpu_past`` = CPU seconds the call used after its deadline (load does not change it: it is
-    the work of the step under way, and the registry's verify)."""
+def run(case: tuple, method: str, limit: float, clock: str = "cpu") -> dict:
+    """``one`` in a fresh interpreter, killed at ``10 * limit + 120`` s of wall time, its deadlines
+    read on ``clock`` (``OPTSCHED_DEADLINE_CLOCK``). ``cpu_past`` = CPU seconds the call used after
+    its deadline (the step under way, and the registry's verify): on the CPU clock, CPU used minus
+    the limit; on the wall clock, read from /proc when the deadline passes."""
     family, label, preset, seed, overrides = case
     row = {"family": family, "case": label, "method": method, "limit": limit}
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,8 +110,9 @@ def run(case: tuple, method: str, limit: float) -> dict:
         cmd = [sys.executable, __file__, "--one",
                json.dumps([family, preset, seed, overrides, method, limit, mark])]
         with open(out, "w") as fo, open(err, "w") as fe:
-            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, preexec_fn=lambda: os.nice(NICE))
-            at_deadline = _cpu_at_deadline(proc, mark, limit)
+            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, preexec_fn=lambda: os.nice(NICE),
+                                    env={**os.environ, "OPTSCHED_DEADLINE_CLOCK": clock})
+            at_deadline = _cpu_at_deadline(proc, mark, limit) if clock == "wall" else None
             try:
                 proc.wait(timeout=10 * limit + 120)
             except subprocess.TimeoutExpired:
@@ -119,8 +123,11 @@ def run(case: tuple, method: str, limit: float) -> dict:
             tail = (open(err).read().strip().splitlines() or ["?"])[-1]
             return {**row, "status": f"error: {tail[:80]}"}
         result = json.loads(open(out).read().strip().splitlines()[-1])
-    past = 0.0 if at_deadline is None else max(0.0, result["cpu_total"] - at_deadline)
-    return {**row, **result, "cpu_past": past}
+    if clock == "cpu":
+        past = max(0.0, result["cpu"] - limit)
+    else:
+        past = 0.0 if at_deadline is None else max(0.0, result["cpu_total"] - at_deadline)
+    return {**row, **result, "cpu_past": past, "clock": clock}
 
 
 def _cpu_at_deadline(proc: subprocess.Popen, mark: str, limit: float) -> float | None:
@@ -143,10 +150,18 @@ def limited(row: dict) -> bool:
     return row.get("status") in ("time_limit", "killed") or row.get("cpu", 0.0) > row["limit"] / 2
 
 
-def methods_of(family: str) -> list[str]:
+#: Kinds that take a time limit to do their work (any-time bounds, exact searches, certify); they
+#: are run at every limit, the paper's algorithms and baselines at the first (and at the others
+#: with ``--all-limits``, when they hit it).
+TIMED_KINDS = ("exact", "bound", "certify")
+
+
+def methods_of(family: str) -> list[tuple[str, str]]:
+    """``(name, kind)`` of every method of ``family`` and certify, timed kinds first."""
     from optsched.registry import families
 
-    return [m.name for m in families()[family].methods] + ["certify"]
+    pairs = [(m.name, m.kind) for m in families()[family].methods] + [("certify", "certify")]
+    return sorted(pairs, key=lambda p: p[1] not in TIMED_KINDS)
 
 
 HEADER = ("| family | case | method | limit (s) | CPU used (s) | CPU past deadline (s) "
@@ -200,6 +215,11 @@ def main(argv=None) -> None:
     parser.add_argument("--family", action="append")
     parser.add_argument("--method", action="append")
     parser.add_argument("--case", action="append", help="a case label (paper, small-8cojobs, ...)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="the clock the calls' deadlines are read on (default cpu: as on an "
+                             "idle machine, whatever the load)")
+    parser.add_argument("--all-limits", action="store_true",
+                        help="run algorithms and baselines at every limit too (when they hit it)")
     parser.add_argument("--json", help="append every row to this JSON-lines file")
     parser.add_argument("--resume", action="store_true",
                         help="skip the (case, method) pairs the --json file has; table them too")
@@ -207,7 +227,7 @@ def main(argv=None) -> None:
     if args.one:
         print(json.dumps(one(*json.loads(args.one))))
         return
-    print(f"load at the start {os.getloadavg()[0]:.1f}\n")
+    print(f"deadlines on the {args.clock} clock; load at the start {os.getloadavg()[0]:.1f}\n")
     print(HEADER)
     rows = _done(args.json) if args.resume and args.json else []
     seen = {(r["family"], r["case"], r["method"]) for r in rows}
@@ -216,18 +236,18 @@ def main(argv=None) -> None:
     for case in CASES:
         if args.family and case[0] not in args.family or args.case and case[1] not in args.case:
             continue
-        for method in methods_of(case[0]):
+        for method, kind in methods_of(case[0]):
             if args.method and method not in args.method or (case[0], case[1], method) in seen:
                 continue
             for limit in args.limits:
-                row = run(case, method, limit)
+                row = run(case, method, limit, args.clock)
                 row["load"] = os.getloadavg()[0]
                 rows.append(row)
                 print(fmt(row), flush=True)
                 if args.json:
                     with open(args.json, "a") as f:
                         f.write(json.dumps(row) + "\n")
-                if not limited(row):
+                if not limited(row) or kind not in TIMED_KINDS and not args.all_limits:
                     break
     print(f"\nload at the end {os.getloadavg()[0]:.1f}\n")
     print("\n".join(worst(rows)))
