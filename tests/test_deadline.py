@@ -91,3 +91,25 @@ def test_cojob_exact_keeps_its_deadline_and_memory_on_hard_cases(cojobs):
     assert out["extra_mb"] <= EXTRA_MB, out
     assert math.isfinite(out["objective"]) and out["lower_bound"] <= out["objective"] + 1e-6, out
     assert out["status"] in ("optimal", "feasible", "time_limit"), out
+
+
+def test_cpu_clock_counts_cpu_seconds_not_sleep():
+    """``OPTSCHED_DEADLINE_CLOCK=cpu``: a deadline of 0.2 s does not pass while the process sleeps
+    0.3 s, and passes once it has used 0.2 CPU-s; an unknown clock is refused, naming the variable."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import time\nfrom optsched.deadline import Deadline\n"
+            "c = time.process_time(); d = Deadline.after(0.2); time.sleep(0.3)\n"
+            "slept = d.expired()\n"
+            "while not d.expired(): pass\n"
+            "print(slept, time.process_time() - c >= 0.2)\n")
+    env = {**os.environ, "OPTSCHED_DEADLINE_CLOCK": "cpu"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.stdout.split() == ["False", "True"], done.stderr[-2000:]
+    env["OPTSCHED_DEADLINE_CLOCK"] = "sundial"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert "OPTSCHED_DEADLINE_CLOCK: must be one of wall, cpu, got 'sundial'" in done.stderr
