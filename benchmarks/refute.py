@@ -8,6 +8,8 @@ Claims (docs/errata.md):
   <= 10 tasks, as issue 12's validation): the guarantee stays at its smallest, 3;
 - ``pda_thm2``        cojob_network ``pda`` above 2 - 2/(l+1) (G1 class), ``--target violation``;
 - ``ring_lemma3``     ring_contention ``sjf_bco`` breaking Lemma 3 (R2), ``--target lemma:lemma3``;
+- ``ring_lemma4_proof`` ring_contention ``sjf_bco_proof`` breaking Lemma 4 (R3: none known under
+  the proof reading);
 - ``mincost1_thm1``   elastic_cluster ``a_online`` with a non-optimal A_mincost1 call (Z1),
   ``--target lemma:mincost1`` on PS instances (``architecture=ps``: the claim is about PS jobs).
 
@@ -42,6 +44,8 @@ CLAIMS: dict[str, dict[str, Any]] = {
     "pda_thm2": dict(family="cojob_network", method="pda", target="violation", overrides={}),
     "ring_lemma3": dict(family="ring_contention", method="sjf_bco", target="lemma:lemma3",
                         overrides={}),
+    "ring_lemma4_proof": dict(family="ring_contention", method="sjf_bco_proof",
+                              target="lemma:lemma4", overrides={}),
     "mincost1_thm1": dict(family="elastic_cluster", method="a_online", target="lemma:mincost1",
                           overrides={"architecture": "ps"}),
 }
@@ -69,15 +73,19 @@ def run_one(claim: str, strategy: str, seed: int, budget: float, out: Path,
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| claim | strategy | budget (s) | seed | found | violation (shrunk) | first violation "
-             "after (s) | evaluations | size | load avg |",
+    lines = ["| claim | strategy | budget (s) | seed | found | best factor found | factor "
+             "shrunk (size) | first violation after (s) | evaluations | load avg |",
              "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def num(x):
+        return "-" if x is None else f"{x:.4g}"
+
     for r in rows:
-        v = "-" if r["violation"] is None else f"{r['violation']:.4g}"
         t = "-" if r["time_to_first"] is None else f"{r['time_to_first']:.1f}"
+        shrunk = f"{num(r['violation'])} ({r['size']})" if r["found"] else "-"
         lines.append(f"| {r['claim']} | {r['strategy']} | {r['budget']:g} | {r['seed']} | "
-                     f"{'yes' if r['found'] else 'no'} | {v} | {t} | {r['evaluations']} | "
-                     f"{r['size']} | {r['load_start']}-{r['load_end']} |")
+                     f"{'yes' if r['found'] else 'no'} | {num(r['violation_found'])} | {shrunk} | "
+                     f"{t} | {r['evaluations']} | {r['load_start']}-{r['load_end']} |")
     return "\n".join(lines)
 
 
