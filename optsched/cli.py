@@ -570,9 +570,12 @@ def _add_compare(command: Callable[..., _Parser]) -> None:
 def _add_worst(command: Callable[..., _Parser]) -> None:
     s = command("worst", "search for the instance on which a method is worst",
                 "Search valid instances of bounded size for the largest "
-                "objective(M)/objective(reference): mutation-based (1+lambda) evolution "
-                "with restarts, then delta-debugging shrinking. Only proven optima count; "
-                "every schedule is verified. With --out the run is resumable.")
+                "objective(M)/objective(reference), or (--target) for a violation of M's "
+                "claimed guarantee or of a paper lemma: mutation-based (1+lambda) evolution, "
+                "an evolution strategy on the numbers, or both, with restarts, then "
+                "delta-debugging shrinking. Only proven optima count; every schedule is "
+                "verified. The instance, schedules and figures are saved (--out; the run is "
+                "resumable); --replay FILE checks a saved instance again.")
     _family_arg(s)
     s.add_argument("--method", required=True, metavar="M", help="the algorithm or baseline")
     s.add_argument("--against", default="exact", metavar="R",
