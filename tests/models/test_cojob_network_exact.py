@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from optsched.io import load_instance
 from optsched.models import cojob_network as cm
@@ -218,3 +219,24 @@ def test_item_order_size_is_an_upper_estimate():
     assert size["items"] == len(model.items)
     assert len(model.rows()[3]) <= size["terms"]
     assert len(model.col) <= size["binaries"]
+
+
+def _instances():
+    from tests.models.test_cojob_network_metamorphic import tiny_instances
+    return tiny_instances()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(inst=_instances())
+def test_item_order_below_every_schedule_off_distribution(inst):
+    """I* <= OPT(O) on drawn instances (one machine, capacities != 1, killed jobs, arrivals,
+    compute gaps): below every heuristic's verified cost and, without compute gaps, Model E's."""
+    from optsched.registry import solve
+    from optsched.tolerance import at_most
+
+    rep, _ = _model_i(inst)
+    best = min(solve(inst, m).objective for m in ("grouper", "baraat", "fair_share"))
+    assert at_most(rep.objective, best), (rep.objective, best)
+    if cm.event_milp_applies(inst):
+        _, opt, _ = _solve_event(inst, cm.all_cuts(inst))
+        assert at_most(rep.objective, opt), (rep.objective, opt)
