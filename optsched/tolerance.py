@@ -56,7 +56,7 @@ import functools
 import math
 import numbers
 from fractions import Fraction
-from typing import Union
+from typing import Callable, Union
 
 #: A number an instance or schedule holds (numpy scalars are accepted too).
 Real = Union[int, float, Fraction]
@@ -122,6 +122,27 @@ def count_within(limit: Real, per_item: Real) -> int:
     return max(0, math.floor(exact(limit) / q))
 
 
+def count_within_filtered(limit: float, approx: float, exact_item: Callable[[], Fraction]) -> int:
+    """:func:`count_within` ``(limit, exact_item())``, with the exact rational computed only when
+    needed: ``approx`` is a float evaluation of the per-item value with relative error below
+    1e-12 (a float expression of sums, products and quotients of positive data: ~1e-15), so when
+    the float quotient ``limit / approx`` is more than 1e-9 relative away from an integer its
+    floor is the exact answer.
+
+    >>> count_within_filtered(1.0, 0.3, lambda: exact(0.3))                 # float decides: 3
+    3
+    >>> count_within_filtered(1.0, 36 * 0.001 + 0.004, lambda: Fraction(1, 25))  # exact: 25
+    25
+    """
+    if approx > 0 and math.isfinite(approx):
+        q = limit / approx
+        k = math.floor(q)
+        margin = 1e-9 * max(1.0, q)
+        if q - k > margin and k + 1 - q > margin:
+            return max(0, k)
+    return count_within(limit, exact_item())
+
+
 def upper_float(q: Real) -> float:
     """The least float ``>= q`` (``q`` exact): how a checker reports an exact objective, so
     rounding to a float never lowers it.
@@ -171,5 +192,5 @@ def close(a: float, b: float) -> bool:
     return abs(a - b) <= REL * max(1.0, abs(a), abs(b))
 
 
-__all__ = ["NOISE", "REL", "at_least", "at_most", "close", "count_within", "covers", "exact",
-           "fits", "slack", "slots_needed", "upper_float"]
+__all__ = ["NOISE", "REL", "at_least", "at_most", "close", "count_within", "count_within_filtered",
+           "covers", "exact", "fits", "slack", "slots_needed", "upper_float"]

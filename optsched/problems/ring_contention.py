@@ -37,7 +37,7 @@ from typing import Any
 from optsched.problems import fields
 from optsched.problems.bars import Bar
 from optsched.problems.fields import Reader, check_types, fail, infeasible, sequence
-from optsched.tolerance import count_within, exact
+from optsched.tolerance import count_within, count_within_filtered, exact
 
 FAMILY = "ring_contention"
 FORMAT_VERSION = 1
@@ -209,8 +209,9 @@ class Instance:
         :func:`slot_speed`), memoised per instance."""
         memo = self.__dict__.setdefault("_phi", {})
         key = (j, n, p)
-        if key not in memo:
-            memo[key] = slot_speed(self.tau_exact(j, n, p))
+        if key not in memo:  # the float tau decides unless 1/tau is within 1e-9 of an integer
+            memo[key] = count_within_filtered(1.0, self.tau(j, n, p),
+                                              lambda: self.tau_exact(j, n, p))
         return memo[key]
 
     def min_servers(self, j: int) -> int:
@@ -472,14 +473,30 @@ class _Load:
             p = max((self.split[s] for s, y in hosts if y < g), default=0)
             key = (j, len(hosts), p)
             if key not in self.cache:
-                tau = _iteration_time(self.inst, *key)
-                speed = slot_speed(tau)  # floor(1 / tau) in exact arithmetic, as Instance.phi
+                # floor(1 / tau) in exact arithmetic, as Instance.phi (the float tau decides
+                # unless 1 / tau lies within 1e-9 of an integer)
+                tau = _float_iteration_time(self.inst, *key)
+                speed = count_within_filtered(1.0, tau, lambda: _iteration_time(self.inst, *key))
                 if speed < 1:
-                    infeasible(f"(9) job {j} makes no progress at slot {t}: tau = "
-                               f"{float(tau):.4g} > 1")
+                    infeasible(f"(9) job {j} makes no progress at slot {t}: tau = {tau:.4g} > 1")
                 self.cache[key] = speed
             out[j] = self.cache[key]
         return out
+
+
+def _float_iteration_time(instance: Instance, j: int, n: int, p: int) -> float:
+    """Eq. (8) in floats, written out independently of :meth:`Instance.tau` (a filter for the
+    exact :func:`_iteration_time`: every term is a positive sum, product or quotient of data)."""
+    job = instance.jobs[j]
+    w = job.gpus
+    if n == 1:
+        b = instance.bw_intra
+    else:
+        k = max(1.0, instance.xi1 * p)  # (7)
+        b = instance.bw_inter / (k + instance.alpha * (k - 1))  # b^e / f(alpha, k)
+    per_worker = job.grad_size * (w - 1) / w
+    exchange = 2 * per_worker / b + per_worker / instance.reduce_speed if w > 1 else 0.0
+    return exchange + instance.xi2 * n + job.fp_time * job.batch + job.bp_time
 
 
 def _iteration_time(instance: Instance, j: int, n: int, p: int) -> Fraction:
