@@ -21,6 +21,7 @@ b^i = 10, alpha = 0.1, xi1 = 1, C = 50. ``extra_cap`` X/(1+X) bounds the worst-c
 from __future__ import annotations
 
 import inspect
+import math
 
 import numpy as np
 
@@ -183,8 +184,9 @@ def lemma3_violation(inst: Instance, result) -> float | None:
 
 def lemma4_violation(inst: Instance, result) -> float | None:
     """Lemma 4 (Sec. 5.3): theta~_u <= Phi (u/l) theta*_u, theta* the optimum of the budget
-    problem with estimated durations (proven by HiGHS, else None). Returns
-    theta~ / (Phi u/l theta*) (errata R3)."""
+    problem with estimated durations (proven by HiGHS, else None). Alg. 1 searches theta on the
+    integers (lines 4-6, 21, 23; errata R1), so the allowed side is rounded up: returns
+    theta~ / ceil(Phi u/l theta*) (errata R3), > 1 only beyond the rounding."""
     from optsched.models import ring_contention as rm
     from optsched.result import SolveStatus
     from optsched.solvers.highs import solve_model
@@ -196,7 +198,8 @@ def lemma4_violation(inst: Instance, result) -> float | None:
     if theta is None or report.status is not SolveStatus.OPTIMAL or not report.objective:
         return None
     c = constants(inst)
-    return float(theta) / (c["Phi"] * c["u"] / c["l"] * float(report.objective))
+    allowed = c["Phi"] * c["u"] / c["l"] * float(report.objective)
+    return float(theta) / max(math.ceil(allowed - 1e-9), allowed)
 
 
 #: Lemmas of the SJF-BCO proof as ``optsched worst --target lemma:NAME`` predicates.

@@ -21,11 +21,14 @@ FOUND = [
      100.0),
     ("ring_contention/refute_lemma3_found.json", "ring_contention", "sjf_bco", "lemma:lemma3",
      1.4027898761312525),
-    # Lemma 4 under the proof reading (errata R3): theta~ = 12 > Phi (u/l) theta* = 10.32
+    # Lemma 4 under the proof reading (errata R3): theta~ = 12 > ceil(Phi (u/l) theta*) = 11,
+    # and theta~ = 6 > ceil(4.013) = 5
     ("ring_contention/refute_lemma4_proof.json", "ring_contention", "sjf_bco_proof",
-     "lemma:lemma4", 1.16311468220828),
+     "lemma:lemma4", 12 / 11),
     ("ring_contention/refute_lemma4_proof.json", "ring_contention", "sjf_bco", "lemma:lemma4",
-     1.9385244703471336),
+     20 / 11),
+    ("ring_contention/refute_lemma4_proof_2.json", "ring_contention", "sjf_bco_proof",
+     "lemma:lemma4", 6 / 5),
     # found by a directed random sampler (worker types without CPU demand), shrunk by worst's
     # shrinker: Alg. 4 costs 2.817 where the exact A_mincost1 finds 0 (factor 1 + 2.817)
     ("elastic_cluster/refute_mincost1.json", "elastic_cluster", "a_online", "lemma:mincost1",
