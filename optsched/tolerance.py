@@ -22,6 +22,10 @@ given numbers, and every objective a checker adds up from data.
   with ``k * per_item <= limit``, both in that exact arithmetic. A model, CP model or algorithm
   takes its durations and speeds from these (through the family's ``Instance`` helpers), so it
   follows the checker exactly: never one slot shorter (looser) nor longer (stricter).
+* :func:`count_within_filtered` is :func:`count_within` with a float filter: a float evaluation
+  of a positive expression (error ~1e-15 relative) decides the floor when its quotient lies more
+  than 1e-9 relative from an integer, and the exact rational is computed only otherwise (ring
+  verify at paper scale stays at the float version's CPU time).
 * :func:`upper_float` reports an exact objective as a float never below it (the least double
   ``>= q``), so rounding never lowers an objective either.
 
