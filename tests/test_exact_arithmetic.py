@@ -256,3 +256,19 @@ def test_generated_instances_verify_their_own_schedules():
         for seed in range(3):
             res = solve(generate(family, "small", seed), method, time_limit=60)
             assert res.schedule is not None and math.isfinite(res.objective), (family, method)
+
+
+@pytest.mark.parametrize("name", ["exact_arith_1", "exact_arith_4"])
+def test_edge_optimum_is_invariant_under_power_of_two_scaling(name):
+    """Per-mini-batch times halved and mini-batches doubled: every R^xi and the proven optimum are
+    those of the original instance (the exact products Q * time are unchanged)."""
+    inst = _load("edge_cloud", name)
+    jobs = tuple(dataclasses.replace(job, compute=job.compute / 2, update=job.update / 2,
+                                     grad_mb=job.grad_mb / 2, minibatches=job.minibatches * 2)
+                 for job in inst.jobs)
+    scaled = dataclasses.replace(inst, jobs=jobs)
+    for a, b in zip(inst.jobs, scaled.jobs):
+        assert exact(b.compute) * 2 == exact(a.compute)  # the halved decimal is exact
+        assert (a.required(0), a.required(1)) == (b.required(0), b.required(1))
+    res = solve(scaled, "exact", time_limit=120)
+    assert res.status is SolveStatus.OPTIMAL and res.objective == OPTIMUM["edge_cloud", name]
