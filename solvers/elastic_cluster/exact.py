@@ -264,8 +264,12 @@ def _early_size_cap(inst: Instance, deadline: Deadline) -> Outcome | None:
     scale they took a third of certify's time)."""
     from optsched.models import elastic_cluster as em
 
-    shortest = max(min((c[4] for c in inst.configurations(j)), default=1)
-                   for j in range(len(inst.jobs)))
+    shortest = 1
+    for j in range(len(inst.jobs)):
+        if deadline.expired():  # listing the configurations of 100 paper-scale jobs: ~9 CPU-s
+            return _no_model(drf(inst, deadline=deadline).schedule,
+                             f"deadline: expired while listing job {j}'s configurations")
+        shortest = max(shortest, min((c[4] for c in inst.configurations(j)), default=1))
     scanned = em.pattern_bound(inst, shortest, stop_above=MAX_SCAN)
     if scanned <= MAX_SCAN:
         return None
