@@ -1,4 +1,4 @@
-"""Pyomo models for cojob_network (Grouper, Zhou et al. TNSM 2020, seeds/003).
+"""Pyomo models for cojob_network (Grouper, Zhou et al. TNSM 2020, paper 003).
 
 The first three models work on *stages* ``a = (g, k)`` with the port loads ``L^a_p`` of paper Eq. (27)
 (true survivors, time units at port capacity) and bound the flow-level problem (O) of Eqs. (1)–(12)

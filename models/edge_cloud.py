@@ -1,4 +1,4 @@
-"""Pyomo models of She et al. (seeds/001) for edge_cloud.
+"""Pyomo models of She et al. (paper 001) for edge_cloud.
 
 - :func:`build_pattern` — the offline problem (2) as a time-indexed *configuration* MILP (integral
   slots), the model of the ``exact`` method: one binary per job, placement and start slot (the

@@ -1,4 +1,4 @@
-"""Pyomo formulations of Zhou et al. (seeds/000), digest Sec. 3.
+"""Pyomo formulations of Zhou et al. (paper 000), digest Sec. 3.
 
 - :func:`build_exact` — the model of the ``exact`` method (issue 14): (2) / (15) as a
   time-indexed MILP over each job's non-dominated placements (:func:`job_patterns`: a

@@ -1,4 +1,4 @@
-"""Pyomo formulations of Hare (Chen et al., HPDC'22; seeds/004), digest §3.
+"""Pyomo formulations of Hare (Chen et al., HPDC'22; paper 004), digest §3.
 
 - :func:`build_time_indexed` — Hare_Sched (paper Sec. 5.1, eqs. (4)–(8)) as a time-indexed MILP on
   the exact grid of the data (:func:`time_grid`: every arrival, T^c and T^s a multiple of δ, so

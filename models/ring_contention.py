@@ -1,4 +1,4 @@
-"""Pyomo formulations of RAR-DDLS (Yu et al., MobiHoc'22; seeds/002), digest §3.
+"""Pyomo formulations of RAR-DDLS (Yu et al., MobiHoc'22; paper 002), digest §3.
 
 - :func:`build_exact` — "M1" of digest §3.3 (RAR-DDLS (1)–(9)) reformulated as a pulse (start,
   end) time-indexed MILP (issue 14). Exact for the model of :mod:`optsched.problems.ring_contention`

@@ -1,4 +1,4 @@
-"""One time budget for a whole method call (DESIGN.md, "Deadline").
+"""One time budget for a whole method call (docs/dev/design.md, "Deadline").
 
 ``solve(instance, method, time_limit=S)`` makes one :class:`Deadline` and passes it to the method;
 every inner solve, cut loop and simulation of that method takes its own limit from it

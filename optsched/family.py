@@ -20,7 +20,7 @@ from optsched.result import Outcome
 
 
 class ProblemModule(Protocol):
-    """What ``optsched.problems.<family>`` provides (DESIGN.md, "Contracts")."""
+    """What ``optsched.problems.<family>`` provides (docs/dev/design.md, "Contracts")."""
 
     @property
     def FAMILY(self) -> str: ...

@@ -6,7 +6,7 @@ code with :func:`using` (``optsched.solve(..., solver="scip")`` and the CLI's ``
 and ``--threads`` do this); every :func:`solve_model` inside reads them, so no family code passes a
 solver around. HiGHS is the default and the reference; :class:`ArrayModel` is always HiGHS.
 
-Conventions (DESIGN.md, anchors_style.md §3):
+Conventions (docs/dev/design.md):
 - a fresh solver object per solve (HiGHS re-solves start from the previous state and accumulate time);
 - ``mip_rel_gap`` defaults to 0, so ``OPTIMAL`` means proven optimal;
 - ``threads`` defaults to 1 (one value per process: HiGHS' scheduler is global);
@@ -295,7 +295,7 @@ def relax_integrality(model: pyo.ConcreteModel) -> pyo.ConcreteModel:
 # ----------------------------------------------------------------------------------------------
 # Array models: LPs and MILPs handed to highspy as sparse arrays (no Pyomo), with row duals and
 # columns added between solves: the masters of column generation and the neighbourhood MILPs of
-# any-time improvement, where Pyomo's hand-off would dominate (DESIGN.md, "Solver conventions").
+# any-time improvement, where Pyomo's hand-off would dominate (docs/dev/design.md, "Solver conventions").
 # ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

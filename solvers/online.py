@@ -29,7 +29,7 @@ The module knows nothing about either family. It offers three pieces:
     utility is > 0, and its usage is charged into the ledger, which updates the prices.
 
 Both loops take an optional :class:`~optsched.deadline.Deadline` (``deadline=``): they stop when it
-has expired and say so (``stopped``), so a method's ``time_limit`` bounds them (DESIGN.md,
+has expired and say so (``stopped``), so a method's ``time_limit`` bounds them (docs/dev/design.md,
 "Deadline"); without one they run to the end, exactly as before.
 
 Example

@@ -1,4 +1,4 @@
-"""The family contract, checked for every family whose modules import (DESIGN.md "Contracts").
+"""The family contract, checked for every family whose modules import (docs/dev/design.md "Contracts").
 
 JSON round trip, determinism, broken instance files, every method's schedule through verify, and
 LB <= OPT <= every in-ratios method on tiny instances.

@@ -1,4 +1,4 @@
-"""``time_limit`` bounds the whole method call (DESIGN.md, "Deadline"): every registered method of
+"""``time_limit`` bounds the whole method call (docs/dev/design.md, "Deadline"): every registered method of
 every family, on the family's largest preset, returns within the limit plus a documented slack of
 CPU time (issue 22, item 3)."""
 

@@ -1,4 +1,4 @@
-"""cojob_network — Grouper (Zhou, Yu, Sun, IEEE TNSM 17(3) 2020; seeds/003): network scheduling of
+"""cojob_network — Grouper (Zhou, Yu, Sun, IEEE TNSM 17(3) 2020; paper 003): network scheduling of
 hyper-parameter-search cojobs on a big switch, minimising the sum of stage completion times (SCT).
 
 Problem (O), paper Eqs. (1)–(12), as implemented here:
@@ -157,7 +157,7 @@ class Instance:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Validate (DESIGN.md, "Instance JSON"): wrong type, negative size, index out of range or
+        """Validate (docs/dev/design.md, "Instance JSON"): wrong type, negative size, index out of range or
         inconsistent dimensions raise InvalidInstance naming the field, e.g.
         ``instance.cojobs[0].jobs[1].flows[2][1]: must be <= 1, got 2``."""
         if _tuples(self.cojobs) is not self.cojobs:

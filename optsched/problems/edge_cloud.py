@@ -1,4 +1,4 @@
-"""edge_cloud — She et al., online scheduling of ML jobs in edge-cloud networks (seeds/001).
+"""edge_cloud — She et al., online scheduling of ML jobs in edge-cloud networks (paper 001).
 
 Problem (2) of the paper: servers ``s`` (edge servers and the cloud, the cloud is just a server with
 large capacity and large upload delays) hold ``W_su`` type-``u`` worker slots and ``P_sv`` type-``v``
@@ -207,7 +207,7 @@ class Instance:
     ``f2`` parametrise the price functions (7), (8) of A_online (the paper's algorithm is
     semi-online: it must know T). ``cloud`` lists the indices of cloud servers (informational).
 
-    Validated on construction (DESIGN.md, "Instance JSON"): a wrong type, a negative size, an
+    Validated on construction (docs/dev/design.md, "Instance JSON"): a wrong type, a negative size, an
     index out of range, inconsistent dimensions or a job no server can serve raise
     InvalidInstance naming the field; lists are normalised to tuples.
 

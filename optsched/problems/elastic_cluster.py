@@ -1,5 +1,5 @@
 """elastic_cluster — Zhou et al., "Online Scheduling Algorithm for Heterogeneous Distributed Machine
-Learning Jobs", IEEE TCC 2022 (seeds/000): PS and Ring-AllReduce jobs on heterogeneous servers.
+Learning Jobs", IEEE TCC 2022 (paper 000): PS and Ring-AllReduce jobs on heterogeneous servers.
 
 H servers offer R resources (capacity C_h^r). A job j arrives at slot a_j with weight w_j and must
 train E_j epochs of D_j chunks x K_j mini-batches (W_j = E_j D_j K_j mini-batches). Once, on its
@@ -163,7 +163,7 @@ class Instance:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Validate every field (DESIGN.md, "Instance JSON") and normalise it: lists become tuples,
+        """Validate every field (docs/dev/design.md, "Instance JSON") and normalise it: lists become tuples,
         numbers the field's type (so a JSON-loaded and a Python-built instance compare equal)."""
         where = "instance"
         arch = self.architecture

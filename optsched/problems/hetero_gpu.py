@@ -1,4 +1,4 @@
-"""hetero_gpu — Hare (Chen et al., HPDC'22; seeds/004): tasks of PS jobs on heterogeneous GPUs.
+"""hetero_gpu — Hare (Chen et al., HPDC'22; paper 004): tasks of PS jobs on heterogeneous GPUs.
 
 Problem Hare_Sched (paper Sec. 5.1): job ``n`` arrives at ``a_n`` with weight ``w_n`` and has ``R_n``
 training rounds of ``K_n`` tasks each (relaxed fixed-scale synchronisation). Task ``i`` of job ``n``
@@ -122,7 +122,7 @@ class Instance:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Validate (DESIGN.md, "Instance JSON") and normalise: a wrong type, a negative or zero size,
+        """Validate (docs/dev/design.md, "Instance JSON") and normalise: a wrong type, a negative or zero size,
         an inconsistent length or a value beyond a ``MAX_*`` limit raises InvalidInstance naming the
         field, e.g. ``instance.jobs[1].train_time: must have 2 entries, got 1``. Lists become tuples,
         numbers the field's type (int sizes, float times), so JSON-loaded and Python-built

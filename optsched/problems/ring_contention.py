@@ -1,4 +1,4 @@
-"""ring_contention — RAR-DDLS (Yu, Ji, Rajan, Liu, MobiHoc'22; seeds/002): ring-all-reduce jobs
+"""ring_contention — RAR-DDLS (Yu, Ji, Rajan, Liu, MobiHoc'22; paper 002): ring-all-reduce jobs
 with communication contention, minimise the makespan.
 
 Problem (paper Sec. 4): servers ``s`` with ``O_s`` identical GPUs; jobs ``j`` released at 0 ask for
@@ -124,7 +124,7 @@ class Instance:
     FAMILY = FAMILY
 
     def __post_init__(self) -> None:
-        """Validate every field (DESIGN.md, "Instance JSON") and normalise it (lists become tuples,
+        """Validate every field (docs/dev/design.md, "Instance JSON") and normalise it (lists become tuples,
         numbers the field's type, so a JSON-loaded and a Python-built instance compare equal)."""
         where = "instance"
         servers = tuple(as_int(v, f"{where}.servers[{i}]", min=1, max=MAX_SERVER_GPUS,

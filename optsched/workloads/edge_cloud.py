@@ -1,4 +1,4 @@
-"""Seeded instance generators for edge_cloud (She et al., seeds/001, Sec. VI) and a loader for
+"""Seeded instance generators for edge_cloud (She et al., paper 001, Sec. VI) and a loader for
 Philly-style machine lists.
 
 Presets

@@ -1,4 +1,4 @@
-"""Seeded elastic_cluster instances (Zhou et al., seeds/000).
+"""Seeded elastic_cluster instances (Zhou et al., paper 000).
 
 Presets
 -------

@@ -1,4 +1,4 @@
-"""Seeded ring_contention (SJF-BCO, seeds/002) instances.
+"""Seeded ring_contention (SJF-BCO, paper 002) instances.
 
 Presets
 -------

@@ -1,4 +1,4 @@
-"""cojob_network solvers — Grouper (Zhou, Yu, Sun, IEEE TNSM 2020; seeds/003).
+"""cojob_network solvers — Grouper (Zhou, Yu, Sun, IEEE TNSM 2020; paper 003).
 
 Methods
 -------

@@ -1,5 +1,5 @@
 """edge_cloud methods — She et al., "Online Scheduling of Machine Learning Jobs in Edge-Cloud
-Networks" (seeds/001).
+Networks" (paper 001).
 
 Algorithms (kind ``algorithm``) are the one function :func:`~.algorithm.a_online` (Algorithm 1 +
 A_maxsche, COST_C, COST_D) registered with four :class:`~.algorithm.AOnlineParams`: ``a_online``

@@ -1,5 +1,5 @@
 """A_online (Algorithm 1), A_maxsche (Algorithm 2), COST_C (Algorithm 3), COST_D (Algorithm 4) and
-the exact distributed placement COST_D* of She et al. (seeds/001), on the shared online framework
+the exact distributed placement COST_D* of She et al. (paper 001), on the shared online framework
 (:mod:`optsched.solvers.online`).
 
 What lives here is only what is specific to edge-cloud placement: the price functions (7), (8), the
@@ -513,7 +513,7 @@ def _charge(instance: Instance, j: int, run: Run, wl: UsageLedger, pl: UsageLedg
 
 def a_online(instance: Instance, params: AOnlineParams = FAITHFUL, *, deadline: Deadline,
              seed: int = 0) -> Outcome:
-    """A_online (Algorithm 1 with A_maxsche, COST_C and COST_D; She et al., seeds/001).
+    """A_online (Algorithm 1 with A_maxsche, COST_C and COST_D; She et al., paper 001).
 
     Doubling rounds: round i decides at ``tau_i = 2^(i-1)`` for the window ``tau_i+1..tau_{i+1}``;
     A_maxsche (Algorithm 2) admits the pending jobs in arrival order while their utility

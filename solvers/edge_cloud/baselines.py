@@ -1,4 +1,4 @@
-"""Baselines of She et al. (seeds/001, Sec. VI): FIFO, DRF and Preemptive, as our slot-stepping
+"""Baselines of She et al. (paper 001, Sec. VI): FIFO, DRF and Preemptive, as our slot-stepping
 reimplementations (digest §6.2; the paper gives one sentence each and cites [31] for Preemptive,
 which is missing from its bibliography). BatchSche is A_online without COST_C (see
 :mod:`.algorithm`, ``BATCHSCHE``). ``greedy_ect`` is ours.

@@ -1,5 +1,5 @@
 """Exact solve of (2), lower bounds, and the batch bound of (3)/(4)/(5) by column generation
-(She et al., seeds/001).
+(She et al., paper 001).
 
 Pyomo, HiGHS (:mod:`optsched.solvers.highs`) and the models (:mod:`optsched.models.edge_cloud`)
 are imported inside the functions that build or solve a model, so importing the family is cheap.

@@ -1,4 +1,4 @@
-"""elastic_cluster solvers — Zhou et al., IEEE TCC 2022 (seeds/000).
+"""elastic_cluster solvers — Zhou et al., IEEE TCC 2022 (paper 000).
 
 Methods
 -------

@@ -1,4 +1,4 @@
-"""hetero_gpu solvers — Hare (Chen et al., HPDC'22; seeds/004).
+"""hetero_gpu solvers — Hare (Chen et al., HPDC'22; paper 004).
 
 Methods
 -------

@@ -1,4 +1,4 @@
-"""ring_contention solvers — SJF-BCO (Yu et al., MobiHoc'22; seeds/002), its baselines, exact, bounds.
+"""ring_contention solvers — SJF-BCO (Yu et al., MobiHoc'22; paper 002), its baselines, exact, bounds.
 
 Methods
 -------

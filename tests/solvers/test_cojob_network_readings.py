@@ -2,7 +2,7 @@
 baselines is the same function with other Params, its schedules verify, readings coincide where
 they must, and the authors' code ordering reproduces the order their code produces on the bundled
 ``configold`` instance (tests/data/cojob_network/authors_configold.json, from
-shared/fixtures/cojob_network/)."""
+tests/data/cojob_network/, from the authors' code)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Readings of She et al. (seeds/001) Alg. 2 line 3 (issue 11): every reading verifies, readings
+"""Readings of She et al. (paper 001) Alg. 2 line 3 (issue 11): every reading verifies, readings
 coincide where they must, and the errata verdicts hold (or flip) per reading."""
 
 from __future__ import annotations
