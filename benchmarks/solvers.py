@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=60.0)
     args = ap.parse_args(argv)
-    print(f"| family | seed | OPT HiGHS | OPT SCIP | agree | HiGHS s | SCIP s | SCIP/HiGHS |")
+    print("| family | seed | OPT HiGHS | OPT SCIP | agree | HiGHS s | SCIP s | SCIP/HiGHS |")
     print("|---|---|---|---|---|---|---|---|")
     ratios, agree = [], 0
     for family in FAMILIES:
