@@ -206,7 +206,7 @@ def _chain_gap(job) -> float:
 
 
 #: Window lengths (in intervals) of the rate rows of :func:`fluid_lp` (aligned windows).
-RATE_WINDOWS = (1, 2, 4, 8, 16, 32)
+RATE_WINDOWS = (1, 4, 16)
 
 
 class RateRows:
