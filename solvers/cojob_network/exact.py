@@ -177,7 +177,7 @@ def _step_i(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadl
     """Model I (:data:`I_SHARE`): its dual bound raises the proof; its stage order is offered."""
     i_rep, i_order = _model_i(instance, best, _share(deadline, I_SHARE), seed, info)
     if i_rep is None:
-        proof.cut |= not info.get("size_capped")
+        proof.cut |= not info.get("model_i_capped", True)
         return
     proof.rep = i_rep
     proof.raise_to(i_rep.bound if i_rep.status is not SolveStatus.OPTIMAL
@@ -271,7 +271,10 @@ def _model_i(instance: Instance, best: _Incumbent, deadline: Deadline, seed: int
 
     size = ItemOrder.size(instance)
     info["model_i"] = size
-    if not _fits(size["terms"], deadline, "Model I", info, ARRAY_TERMS_PER_S):
+    guard: dict = {}   # Model I only helps the proof: its refusal is no "not_built" of exact's
+    if not _fits(size["terms"], deadline, "Model I", guard, ARRAY_TERMS_PER_S):
+        info["model_i_skipped"] = guard["stopped"]
+        info["model_i_capped"] = guard["size_capped"]
         return None, None
     model = ItemOrder(instance)
     cost, lo, hi = model.columns()

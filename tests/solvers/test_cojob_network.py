@@ -419,3 +419,20 @@ def test_model_e_schedule_that_fails_verify_is_not_offered():
     res = solve(inst, "exact", time_limit=20)
     assert res.objective == pytest.approx(3e-6, rel=1e-6)
     assert res.lower_bound is None or res.lower_bound <= res.objective * (1 + 1e-6)
+
+
+def test_model_i_over_the_cap_leaves_model_e_to_run(monkeypatch):
+    """Model I only helps the proof: when the size cap refuses it, exact goes on to Model E and
+    does not report its own model as not built (solve() would then hand over to certify)."""
+    from optsched.models import cojob_network as cm
+    from optsched.solvers.highs import MAX_MODEL_TERMS
+
+    inst = generate("tiny", 2, cojobs=(6, 6))
+    monkeypatch.setattr(cm.ItemOrder, "size",
+                        staticmethod(lambda _: {"items": 0, "binaries": 0,
+                                                "terms": MAX_MODEL_TERMS + 1}))
+    out = cs_exact.exact(inst, deadline=Deadline.after(5.0))
+    assert out.info["model_i_skipped"].startswith("size guard: size cap")
+    assert "not_built" not in out.info and "e_bound" in out.info
+    assert out.status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT)
+    assert out.lower_bound <= verify(inst, out.schedule) + 1e-6
