@@ -436,3 +436,15 @@ def test_model_i_over_the_cap_leaves_model_e_to_run(monkeypatch):
     assert "not_built" not in out.info and "e_bound" in out.info
     assert out.status in (SolveStatus.OPTIMAL, SolveStatus.TIME_LIMIT)
     assert out.lower_bound <= verify(inst, out.schedule) + 1e-6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cojobs,seed,optimum", [(6, 2, 211.0), (7, 0, 338.0), (7, 2, 293.0)])
+def test_exact_proves_past_five_cojobs(cojobs, seed, optimum):
+    """Issue 19 item 6: tiny instances with 6-7 cojobs that the former exact (Model F, then Model
+    E) left unproven (F* = optimum - 1) are proven by Model I; 3-19 CPU-s at load ~15."""
+    inst = generate("tiny", seed, cojobs=(cojobs, cojobs))
+    res = solve(inst, "exact", time_limit=300)
+    assert res.status is SolveStatus.OPTIMAL and res.info["model_objective_agrees"]
+    assert res.objective == pytest.approx(optimum)
+    assert res.info["f_star"] == pytest.approx(optimum - 1.0)
