@@ -114,42 +114,69 @@ def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
     rate = [0.0] * len(src)
     groups: dict[Hashable, list[int]] = {}
     for f, c in enumerate(cls):
-        groups.setdefault(c, []).append(f)
+        members = groups.get(c)
+        if members is None:
+            groups[c] = [f]
+        else:
+            members.append(f)
+    count = [0] * n_ports
     for c in sorted(groups):  # type: ignore[type-var]  # class keys are comparable numbers/tuples
-        _fill(groups[c], src, dst, cap, rate)
+        _fill(groups[c], src, dst, cap, rate, count)
     return rate
 
 
-def _fill(members: list[int], src, dst, cap: list[float], rate: list[float]) -> None:
+def _fill(members: list[int], src, dst, cap: list[float], rate: list[float],
+          count: list[int]) -> None:
     """Progressive filling (water-filling) of ``members`` on the residual capacities ``cap``.
 
     Ports are taken in increasing fair share ``cap_p / n_p`` from a heap (lazy deletion); all
     unfixed flows through the port with the smallest share get that share, which can only raise the
-    shares of their other ports. Max-min fair; O(F log P) per class.
+    shares of their other ports. Max-min fair; O(F log P) per class. ``count`` is scratch space of
+    one zero per port (left all zero on return).
+
+    The arithmetic is that of the first version (kept in tests/simulate/reference_flows.py): the
+    same heap order, the same subtractions in the same order, ``max(v, 0.0)`` written as
+    ``0.0 if 0.0 > v else v`` (the value ``max`` returns), so every rate is bit-identical.
     """
     by_port: dict[int, list[int]] = {}
     for f in members:
-        by_port.setdefault(src[f], []).append(f)
-        by_port.setdefault(dst[f], []).append(f)
-    count = {p: len(fs) for p, fs in by_port.items()}
-    heap = [(cap[p] / n, p) for p, n in count.items()]
+        for p in (src[f], dst[f]):
+            fs = by_port.get(p)
+            if fs is None:
+                by_port[p] = [f]
+            else:
+                fs.append(f)
+    for p, fs in by_port.items():
+        count[p] = len(fs)
+    heap = [(cap[p] / len(fs), p) for p, fs in by_port.items()]
     heapq.heapify(heap)
-    fixed = set()
+    pop, push = heapq.heappop, heapq.heappush
+    done = dict.fromkeys(members, False)
     while heap:
-        share, p = heapq.heappop(heap)
-        if count[p] == 0 or share != cap[p] / count[p]:
+        share, p = pop(heap)
+        n = count[p]
+        if n == 0 or share != cap[p] / n:
             continue  # stale entry
-        x = max(share, 0.0)
+        x = 0.0 if 0.0 > share else share
         for f in by_port[p]:
-            if f in fixed:
+            if done[f]:
                 continue
-            fixed.add(f)
+            done[f] = True
             rate[f] = x
-            for q in (src[f], dst[f]):
-                cap[q] = max(cap[q] - x, 0.0)
-                count[q] -= 1
-                if q != p and count[q] > 0:
-                    heapq.heappush(heap, (cap[q] / count[q], q))
+            q = src[f]
+            v = cap[q] - x
+            cap[q] = 0.0 if 0.0 > v else v
+            n_q = count[q] = count[q] - 1
+            if q != p and n_q > 0:
+                push(heap, (cap[q] / n_q, q))
+            q = dst[f]
+            v = cap[q] - x
+            cap[q] = 0.0 if 0.0 > v else v
+            n_q = count[q] = count[q] - 1
+            if q != p and n_q > 0:
+                push(heap, (cap[q] / n_q, q))
+        count[p] = 0
+    for p in by_port:
         count[p] = 0
 
 
@@ -189,6 +216,10 @@ class Simulator:
         self.segments: list[tuple[float, float, tuple]] = []
         self.n_events = 0
         self.n_alloc = 0
+        P = instance.machines                             # per job: ingress, egress ports, sizes
+        self._ports = {(g, j): ([s for s, _, _ in job.flows], [P + d for _, d, _ in job.flows],
+                                [x for _, _, x in job.flows])
+                       for g, c in enumerate(cj) for j, job in enumerate(c.jobs)}
 
     # ---- queries for policies ----
     def communicating(self) -> list[tuple[int, int]]:
@@ -227,22 +258,26 @@ class Simulator:
 
     def _advance(self, classes: dict) -> None:
         keys, src, dst, cls, sizes = [], [], [], [], []
-        P = self.inst.machines
-        for (g, j), rem in self.rem.items():
-            flows = self.inst.cojobs[g].jobs[j].flows
+        ports = self._ports
+        for job, rem in self.rem.items():
+            s_ports, d_ports, _ = ports[job]
+            c = classes[job]
+            g, j = job
             for f, left in enumerate(rem):
                 if left > 0:
                     keys.append((g, j, f))
-                    src.append(flows[f][0])
-                    dst.append(P + flows[f][1])
-                    cls.append(classes[g, j])
+                    src.append(s_ports[f])
+                    dst.append(d_ports[f])
+                    cls.append(c)
                     sizes.append(left)
-        rate = allocate(src, dst, cls, 2 * P, self.inst.capacity) if keys else []
+        rate = allocate(src, dst, cls, 2 * self.inst.machines, self.inst.capacity) if keys else []
         self.n_alloc += 1
         dt = math.inf
         for left, r in zip(sizes, rate):
             if r > EPS:
-                dt = min(dt, left / r)
+                d = left / r
+                if d < dt:
+                    dt = d
         dt = min(dt, self._next_timed() - self.t)
         if not math.isfinite(dt):
             raise RuntimeError(f"simulator deadlock at t={self.t}: no flow has a rate")
@@ -262,14 +297,16 @@ class Simulator:
             seg = tuple((g, j, self.iteration[g][j], f, r) for (g, j, f), r in zip(keys, rate) if r > 0)
             self.segments.append((self.t, t1, seg))
         done = set()
+        all_rem, ports, sent, stage = self.rem, self._ports, self.sent, self.stage
         for (g, j, f), r in zip(keys, rate):
             if r <= 0:
                 continue
-            rem = self.rem[g, j]
-            size = self.inst.cojobs[g].jobs[j].flows[f][2]
-            rem[f] -= r * dt
-            self.sent[g][j][self.stage[g]] += r * dt
-            if rem[f] <= 1e-9 * size or rem[f] <= r * dt * 1e-12:
+            rem = all_rem[g, j]
+            size = ports[g, j][2][f]
+            moved = r * dt
+            rem[f] -= moved
+            sent[g][j][stage[g]] += moved
+            if rem[f] <= 1e-9 * size or rem[f] <= moved * 1e-12:
                 rem[f] = 0.0
                 if not any(x > 0 for x in rem):
                     done.add((g, j))
@@ -311,7 +348,7 @@ class Simulator:
             self._start_coflow(g, j)
 
     def _start_coflow(self, g: int, j: int) -> None:
-        self.rem[g, j] = [x for _, _, x in self.inst.cojobs[g].jobs[j].flows]
+        self.rem[g, j] = list(self._ports[g, j][2])
         self._emit(("coflow_start", g, j, self.iteration[g][j]))
 
     def _coflow_done(self, g: int, j: int) -> None:

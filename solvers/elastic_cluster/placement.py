@@ -94,6 +94,9 @@ class PriceState:
     _sums: np.ndarray | None = None
     _table: list = field(default_factory=list)
     _cache: dict = field(default_factory=dict)
+    _rooms: dict = field(default_factory=dict)
+    _workers: dict = field(default_factory=dict)
+    _worker_type: int = -1
 
     @property
     def tau(self) -> int:
@@ -116,6 +119,27 @@ class PriceState:
             ws = self._sums[:, :, length:length + n] - self._sums[:, :, :n]
             self._cache[length] = (ws, self._window_min(length, n))
         return self._cache[length]
+
+    def room(self, length: int) -> np.ndarray:
+        """``_room(WM)`` for windows of ``length``, cached (every configuration of that length
+        tests its demand against it)."""
+        if length not in self._rooms:
+            self._rooms[length] = _room(self.windows(length)[1])
+        return self._rooms[length]
+
+    def worker_side(self, length: int, m: int) -> tuple[np.ndarray, np.ndarray, _Sorted]:
+        """(Omega cost S x H, caps S x H, their per-row sort) for worker type m and windows of
+        ``length``: shared by the configurations with that (L, m), which differ in p and N only.
+        The enumeration comes grouped by m, so only the current m's entries are kept (memory)."""
+        if m != self._worker_type:
+            self._workers, self._worker_type = {}, m
+        if length not in self._workers:
+            ws, wm = self.windows(length)
+            e = self.inst.e[m]
+            omega_cost = np.einsum("hrs,r->sh", ws, e)
+            caps = _caps(wm, e)
+            self._workers[length] = (omega_cost, caps, _Sorted(omega_cost, caps))
+        return self._workers[length]
 
     def _window_min(self, length: int, n: int) -> np.ndarray:
         k = length.bit_length() - 1
@@ -187,9 +211,9 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
             continue
         e, z = _per_unit(inst, m, p)
         need = n * e + z
-        ws, wm = state.windows(length)
+        ws = state.windows(length)[0]
         cost = np.einsum("hrs,r->sh", ws, need)
-        ok = (need[None, :, None] <= _room(wm)).all(axis=1).T
+        ok = (need[None, :, None] <= state.room(length)).all(axis=1).T
         cost = np.where(ok, cost, math.inf)
         flat = int(np.argmin(cost))
         s, h = divmod(flat, inst.n_servers)
@@ -217,14 +241,27 @@ def _caps(wm: np.ndarray, e: np.ndarray) -> np.ndarray:
     return _count_fit(_room(wm[:, pos, :]), e[pos][None, :, None]).min(axis=1).T
 
 
+class _Sorted:
+    """Rows of (Omega cost, caps) sorted by cost (stable): what :func:`_greedy_costs` needs for
+    every worker count, computed once per window length and worker type."""
+
+    def __init__(self, omega_cost: np.ndarray, caps: np.ndarray):
+        self.order = np.argsort(omega_cost, axis=1, kind="stable")
+        self.c = np.take_along_axis(caps, self.order, axis=1)
+        self.before = np.cumsum(self.c, axis=1) - self.c
+        self.omega = np.take_along_axis(omega_cost, self.order, axis=1)
+        self.total = caps.sum(axis=1)
+
+    def costs(self, amount: int) -> np.ndarray:
+        """Per row s: cheapest cost of ``amount`` workers with caps (inf where they do not fit)."""
+        y = np.clip(amount - self.before, 0, self.c)
+        cost = (y * self.omega).sum(axis=1)
+        return np.where(self.total >= amount, cost, math.inf)
+
+
 def _greedy_costs(omega_cost: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
     """Per row s: cheapest cost of ``amount`` workers with caps (inf where they do not fit)."""
-    order = np.argsort(omega_cost, axis=1, kind="stable")
-    c = np.take_along_axis(caps, order, axis=1)
-    before = np.cumsum(c, axis=1) - c
-    y = np.clip(amount - before, 0, c)
-    cost = (y * np.take_along_axis(omega_cost, order, axis=1)).sum(axis=1)
-    return np.where(caps.sum(axis=1) >= amount, cost, math.inf)
+    return _Sorted(omega_cost, caps).costs(amount)
 
 
 def _greedy_fill(order: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
@@ -247,11 +284,8 @@ def mincost_distributed_ra(state: PriceState, j: int, best: Best | None = None) 
             break
         if best.hopeless(length):
             continue
-        e = inst.e[m]
-        ws, wm = state.windows(length)
-        omega_cost = np.einsum("hrs,r->sh", ws, e)
-        caps = _caps(wm, e)
-        costs = _greedy_costs(omega_cost, caps, n)
+        omega_cost, caps, ranked = state.worker_side(length, m)
+        costs = ranked.costs(n)
         s = int(np.argmin(costs))
         if best.better(float(costs[s]), s + 1 + length):
             y = _greedy_fill(np.argsort(omega_cost[s], kind="stable"), caps[s], n)
@@ -280,15 +314,19 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
             continue
         e, z = _per_unit(inst, m, p)
         raw = _ps_counts(inst, m, p, n)
-        ws, wm = state.windows(length)
-        omega_cost = np.einsum("hrs,r->sh", ws, e)
-        psi_cost = np.einsum("hrs,r->sh", ws, z)
-        caps = _caps(wm, e)
-        ps_fits = (z[None, :, None] <= _room(wm)).all(axis=1).T
-        lower = _greedy_costs(omega_cost, caps, n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
+        wm = state.windows(length)[1]
+        omega_cost, caps, ranked = state.worker_side(length, m)
+        psi_cost = np.einsum("hrs,r->sh", state.windows(length)[0], z)
+        ps_fits = (z[None, :, None] <= state.room(length)).all(axis=1).T
+        lower = ranked.costs(n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
         solve = _exact_ps_server if exact else _faithful_ps_server
         finish = np.arange(1, len(lower) + 1) + length
-        for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost))):
+        starts = [int(s) for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost)))
+                  if best.better(float(lower[s]), float(finish[s]))]
+        if not exact and starts:  # drop the starts where Alg. 4 finds no placement (no call)
+            fits = _faithful_feasible(wm, ranked, np.array(starts), e, z, n, raw, literal)
+            starts = [s for s, ok in zip(starts, fits) if ok]
+        for s in starts:
             if state.expired():
                 break
             if not best.better(float(lower[s]), float(finish[s])):
@@ -350,7 +388,13 @@ def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, raw, li
     remaining = np.maximum(0.0, n_workers - before)
     y_hat = np.minimum(fill.c, remaining)
     g = np.arange(n_workers + 1, dtype=float)
-    s_hat = _max_ps(wm[order], z, g, e)
+    # s_hat[k, g] is only read where g <= y_hat[k]: column 0 everywhere, whole rows only where
+    # workers remain (a few leading positions); the rest is masked out below either way
+    s_hat = np.full((H, len(g)), -1.0)
+    s_hat[:, :1] = _max_ps(wm[order], z, g[:1], e)
+    rows = np.flatnonzero(y_hat > 0)
+    if len(rows):
+        s_hat[rows] = _max_ps(wm[order[rows]], z, g, e)
     need, ok = _ps_need(raw, s_hat, literal)
     ok &= g[None, :] <= y_hat[:, None]
     has = ok.any(axis=1)
@@ -375,6 +419,36 @@ def _faithful_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, raw, li
     sv = np.zeros(H)
     sv[order[k]] = s_star[k]
     return float(cost[k]), y, sv
+
+
+def _faithful_feasible(wm: np.ndarray, ranked: _Sorted, starts: np.ndarray, e: np.ndarray,
+                       z: np.ndarray, n_workers: int, raw: np.ndarray,
+                       literal: bool) -> np.ndarray:
+    """Per start s in ``starts``: False exactly where :func:`_faithful_ps_server` returns None
+    (no PS-server position is ``feasible``), so the caller skips those calls and its result is
+    unchanged. The same elementwise steps on counts, vectorised over the starts (``ranked`` is
+    that function's Omega order and caps, row s); whole rows of s_hat only where workers remain."""
+    g = np.arange(n_workers + 1, dtype=float)
+    order, c, before = ranked.order[starts], ranked.c[starts], ranked.before[starts]  # B x H
+    remaining = np.maximum(0.0, n_workers - before)
+    y_hat = np.minimum(c, remaining)
+    w = np.take_along_axis(wm[:, :, starts].transpose(2, 0, 1), order[:, :, None], axis=1)
+    s_hat0 = _max_ps(w.reshape(-1, w.shape[2]), z, g[:1], e).reshape(order.shape)
+    need0, ok0 = _ps_need(raw[:1], s_hat0, literal)
+    has, g_star = ok0.copy(), np.zeros(order.shape, dtype=int)
+    s_star = np.broadcast_to(need0, order.shape).astype(float)
+    bi, ki = np.nonzero(y_hat > 0)
+    if len(bi):
+        s_hat = _max_ps(w[bi, ki], z, g, e)                                # rows x G
+        need, ok = _ps_need(raw, s_hat, literal)
+        ok &= g[None, :] <= y_hat[bi, ki][:, None]
+        row_has = ok.any(axis=1)
+        row_g = np.where(row_has, n_workers - np.argmax(ok[:, ::-1], axis=1), 0).astype(int)
+        has[bi, ki] = row_has
+        g_star[bi, ki] = row_g
+        s_star[bi, ki] = need[np.arange(len(bi)), row_g]
+    after = (before + c)[:, -1:] - (before + c)
+    return (has & (s_star >= 1) & (after >= remaining - g_star)).any(axis=1)
 
 
 def _exact_ps_server(wm, omega_cost, psi_cost, caps, e, z, n_workers, raw, literal):

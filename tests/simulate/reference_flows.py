@@ -1,0 +1,361 @@
+"""Test oracle: optsched/simulate/flows.py as it was before its allocation was optimised (commit
+bc4a9e2), kept verbatim so tests can check the fast simulator gives bit-identical runs.
+
+Event-driven, flow-level (fluid) simulator of the big switch (Grouper, paper Sec. III-A and V-B).
+
+The fabric has ``2P`` ports of equal capacity; a flow ``s -> d`` uses ingress port ``s`` and egress
+port ``P + d``. Rates are piecewise constant: the simulator jumps from event to event (the next flow
+completion, compute end or cojob arrival), never in fixed slots. At every event the policy assigns a
+*class* to each job whose coflow is in flight, and :func:`allocate` gives rates by strict priority
+among classes (smaller class first) and max-min fair progressive filling inside a class, passing the
+leftover capacity on (work-conserving). One class for everything is per-flow fair share (FS).
+
+Job life cycle, paper Eqs. (6)–(9): each iteration is a compute gap ``c_{g,j}`` followed by one
+coflow (all flows of the job at once); iterations are sequential; all jobs of ``J_{g,k}`` start stage
+``k`` together once every job of stage ``k-1`` has finished (stage barrier); the job stops after its
+stage ``K_{g,j}``. The simulator knows the true ``K_{g,j}`` (the world does); policies decide what
+they may look at (online Grouper does not look at it).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Hashable, Protocol
+
+from optsched.deadline import Deadline
+
+EPS = 1e-12
+
+
+class Policy(Protocol):
+    """A rate-allocation policy: classes for the jobs whose coflow is in flight."""
+
+    name: str
+
+    def classes(self, sim: "Simulator", events: list[tuple]) -> dict[tuple[int, int], Hashable]:
+        """Class of every communicating job ``(g, j)`` (smaller = higher priority).
+
+        ``events`` lists what happened since the last call: ``("arrival", g)``,
+        ``("stage_start", g, k)``, ``("stage_end", g, k)``, ``("coflow_start", g, j, i)``,
+        ``("coflow_end", g, j, i)``, ``("job_end", g, j)``.
+        """
+        ...
+
+
+class FairShare:
+    """Per-flow max-min fair share (FS, the paper's TCP/DCTCP baseline): one class for all flows."""
+
+    name = "fair_share"
+
+    def classes(self, sim, events):
+        return dict.fromkeys(sim.communicating(), 0)
+
+
+class JobPriority:
+    """Fixed strict priority per job (``rank[(g, j)]``, smaller first); for closed-form tests."""
+
+    name = "job_priority"
+
+    def __init__(self, rank: dict[tuple[int, int], Hashable]):
+        self.rank = rank
+
+    def classes(self, sim, events):
+        return {key: self.rank[key] for key in sim.communicating()}
+
+
+class StageOrder:
+    """Order-preserving scheduling of a fixed stage permutation ``sigma`` (paper Sec. III-D): a job's
+    flows get the class of its current stage's position in ``order`` (highest priority first)."""
+
+    name = "stage_order"
+
+    def __init__(self, order):
+        self.order = tuple(tuple(a) for a in order)
+        self.position = {a: n for n, a in enumerate(self.order)}
+
+    def classes(self, sim, events):
+        return {(g, j): self.position[g, sim.stage[g]] for g, j in sim.communicating()}
+
+
+@dataclass
+class SimResult:
+    """What a run produced. Times are absolute; ``S[g][k]`` is the stage completion time."""
+
+    S: list[list[float]]
+    job_end: list[list[float]]
+    starts: list[list[list[float]]]
+    segments: list[tuple[float, float, tuple]]
+    events: int
+    allocations: int
+    wall_s: float = 0.0
+    info: dict = field(default_factory=dict)
+    complete: bool = True
+    """False when the run stopped at its deadline before every job was done (``S`` then holds
+    NaN for the stages not finished; the timeline is a prefix, not a schedule)."""
+
+
+def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
+    """Strict priority across classes (ascending), max-min fair progressive filling inside a class,
+    work-conserving (paper Sec. III-D with priority queues, Sec. IV-B).
+
+    Parameters
+    ----------
+    src, dst
+        Port indices of each flow (ingress, egress).
+    cls
+        Class of each flow (any sortable keys).
+
+    Returns
+    -------
+    list of float
+        The rate of each flow.
+    """
+    cap = [float(capacity)] * n_ports
+    rate = [0.0] * len(src)
+    groups: dict[Hashable, list[int]] = {}
+    for f, c in enumerate(cls):
+        groups.setdefault(c, []).append(f)
+    for c in sorted(groups):  # type: ignore[type-var]  # class keys are comparable numbers/tuples
+        _fill(groups[c], src, dst, cap, rate)
+    return rate
+
+
+def _fill(members: list[int], src, dst, cap: list[float], rate: list[float]) -> None:
+    """Progressive filling (water-filling) of ``members`` on the residual capacities ``cap``.
+
+    Ports are taken in increasing fair share ``cap_p / n_p`` from a heap (lazy deletion); all
+    unfixed flows through the port with the smallest share get that share, which can only raise the
+    shares of their other ports. Max-min fair; O(F log P) per class.
+    """
+    by_port: dict[int, list[int]] = {}
+    for f in members:
+        by_port.setdefault(src[f], []).append(f)
+        by_port.setdefault(dst[f], []).append(f)
+    count = {p: len(fs) for p, fs in by_port.items()}
+    heap = [(cap[p] / n, p) for p, n in count.items()]
+    heapq.heapify(heap)
+    fixed = set()
+    while heap:
+        share, p = heapq.heappop(heap)
+        if count[p] == 0 or share != cap[p] / count[p]:
+            continue  # stale entry
+        x = max(share, 0.0)
+        for f in by_port[p]:
+            if f in fixed:
+                continue
+            fixed.add(f)
+            rate[f] = x
+            for q in (src[f], dst[f]):
+                cap[q] = max(cap[q] - x, 0.0)
+                count[q] -= 1
+                if q != p and count[q] > 0:
+                    heapq.heappush(heap, (cap[q] / count[q], q))
+        count[p] = 0
+
+
+class Simulator:
+    """One simulation of an :class:`~optsched.problems.cojob_network.Instance` under a policy.
+
+    Parameters
+    ----------
+    instance
+        The cojob_network instance.
+    policy
+        See :class:`Policy`.
+    record
+        Keep the rate timeline (needed to build a verifiable Schedule; off for large runs).
+    """
+
+    def __init__(self, instance, policy: Policy, record: bool = True):
+        self.inst = instance
+        self.policy = policy
+        self.record = record
+        self.t = 0.0
+        cj = instance.cojobs
+        self.stage = [-1] * len(cj)                       # current stage of each cojob (-1: not arrived)
+        self.pending = [0] * len(cj)                      # jobs of the current stage still running
+        self.iteration = [[0] * len(c.jobs) for c in cj]  # current (1-based) iteration of each job
+        self.rem: dict[tuple[int, int], list[float]] = {}  # remaining bytes of in-flight coflows
+        self.S = [[math.nan] * c.n_stages for c in cj]
+        self.job_end = [[math.nan] * len(c.jobs) for c in cj]
+        self.starts: list[list[list[float]]] = [[[] for _ in c.jobs] for c in cj]
+        self.stage_start = [[math.nan] * c.n_stages for c in cj]
+        self.sent = [[[0.0] * c.n_stages for _ in c.jobs] for c in cj]   # bytes sent per job stage
+        self._compute: list[tuple[float, int, int, int]] = []
+        self.computing: set[tuple[int, int]] = set()
+        self._arrivals = sorted(range(len(cj)), key=lambda g: (cj[g].arrival, g))
+        self._events: list[tuple] = []
+        self._left = sum(len(c.jobs) for c in cj)
+        self.segments: list[tuple[float, float, tuple]] = []
+        self.n_events = 0
+        self.n_alloc = 0
+
+    # ---- queries for policies ----
+    def communicating(self) -> list[tuple[int, int]]:
+        """Jobs whose coflow is in flight (flows with bytes left)."""
+        return list(self.rem)
+
+    def busy(self, g: int, j: int) -> bool:
+        """True while job (g, j)'s current iteration is computing or communicating."""
+        return (g, j) in self.rem or (g, j) in self.computing
+
+    def active_cojobs(self) -> list[int]:
+        """Arrived cojobs that have not finished their last stage."""
+        return [g for g, k in enumerate(self.stage) if k >= 0 and math.isnan(self.S[g][-1])]
+
+    # ---- main loop ----
+    def run(self, deadline: Deadline | None = None) -> SimResult:
+        """Simulate until every job is done and return the :class:`SimResult`.
+
+        With a ``deadline``, the run is checked before every allocation and stops once it has
+        expired (``SimResult.complete`` False).
+        """
+        wall = time.perf_counter()
+        while self._left > 0:
+            if deadline is not None and deadline.expired():
+                return SimResult(self.S, self.job_end, self.starts, self.segments, self.n_events,
+                                 self.n_alloc, time.perf_counter() - wall, complete=False)
+            self._admit_arrivals()
+            self._finish_computes()
+            if self._left == 0:
+                break
+            classes = self.policy.classes(self, self._events)
+            self._events = []
+            self._advance(classes)
+        return SimResult(self.S, self.job_end, self.starts, self.segments, self.n_events,
+                         self.n_alloc, time.perf_counter() - wall)
+
+    def _advance(self, classes: dict) -> None:
+        keys, src, dst, cls, sizes = [], [], [], [], []
+        P = self.inst.machines
+        for (g, j), rem in self.rem.items():
+            flows = self.inst.cojobs[g].jobs[j].flows
+            for f, left in enumerate(rem):
+                if left > 0:
+                    keys.append((g, j, f))
+                    src.append(flows[f][0])
+                    dst.append(P + flows[f][1])
+                    cls.append(classes[g, j])
+                    sizes.append(left)
+        rate = allocate(src, dst, cls, 2 * P, self.inst.capacity) if keys else []
+        self.n_alloc += 1
+        dt = math.inf
+        for left, r in zip(sizes, rate):
+            if r > EPS:
+                dt = min(dt, left / r)
+        dt = min(dt, self._next_timed() - self.t)
+        if not math.isfinite(dt):
+            raise RuntimeError(f"simulator deadlock at t={self.t}: no flow has a rate")
+        self._move(keys, rate, dt)
+
+    def _next_timed(self) -> float:
+        nxt = math.inf
+        if self._compute:
+            nxt = self._compute[0][0]
+        if self._arrivals:
+            nxt = min(nxt, self.inst.cojobs[self._arrivals[0]].arrival)
+        return nxt
+
+    def _move(self, keys, rate, dt: float) -> None:
+        t1 = self.t + dt
+        if self.record and dt > 0:
+            seg = tuple((g, j, self.iteration[g][j], f, r) for (g, j, f), r in zip(keys, rate) if r > 0)
+            self.segments.append((self.t, t1, seg))
+        done = set()
+        for (g, j, f), r in zip(keys, rate):
+            if r <= 0:
+                continue
+            rem = self.rem[g, j]
+            size = self.inst.cojobs[g].jobs[j].flows[f][2]
+            rem[f] -= r * dt
+            self.sent[g][j][self.stage[g]] += r * dt
+            if rem[f] <= 1e-9 * size or rem[f] <= r * dt * 1e-12:
+                rem[f] = 0.0
+                if not any(x > 0 for x in rem):
+                    done.add((g, j))
+        self.t = t1
+        for g, j in sorted(done):
+            self._coflow_done(g, j)
+
+    # ---- job life cycle ----
+    def _admit_arrivals(self) -> None:
+        while self._arrivals and self.inst.cojobs[self._arrivals[0]].arrival <= self.t + EPS:
+            g = self._arrivals.pop(0)
+            self._emit(("arrival", g))
+            self._start_stage(g, 0)
+
+    def _finish_computes(self) -> None:
+        while self._compute and self._compute[0][0] <= self.t + EPS:
+            _, g, j, _ = heapq.heappop(self._compute)
+            self.computing.discard((g, j))
+            self._start_coflow(g, j)
+
+    def _start_stage(self, g: int, k: int) -> None:
+        cojob = self.inst.cojobs[g]
+        self.stage[g] = k
+        self.stage_start[g][k] = self.t
+        alive = cojob.alive(k)
+        self.pending[g] = len(alive)
+        self._emit(("stage_start", g, k))
+        for j in alive:
+            self.starts[g][j].append(self.t)
+            self._begin_iteration(g, j)
+
+    def _begin_iteration(self, g: int, j: int) -> None:
+        self.iteration[g][j] += 1
+        c = self.inst.cojobs[g].jobs[j].compute
+        if c > 0:
+            heapq.heappush(self._compute, (self.t + c, g, j, self.iteration[g][j]))
+            self.computing.add((g, j))
+        else:
+            self._start_coflow(g, j)
+
+    def _start_coflow(self, g: int, j: int) -> None:
+        self.rem[g, j] = [x for _, _, x in self.inst.cojobs[g].jobs[j].flows]
+        self._emit(("coflow_start", g, j, self.iteration[g][j]))
+
+    def _coflow_done(self, g: int, j: int) -> None:
+        del self.rem[g, j]
+        cojob = self.inst.cojobs[g]
+        i, k = self.iteration[g][j], self.stage[g]
+        self._emit(("coflow_end", g, j, i))
+        if i < cojob.iterations[k]:
+            self._begin_iteration(g, j)
+            return
+        if cojob.jobs[j].stages == k + 1:
+            self.job_end[g][j] = self.t
+            self._left -= 1
+            self._emit(("job_end", g, j))
+        self.pending[g] -= 1
+        if self.pending[g] == 0:
+            self.S[g][k] = self.t
+            self._emit(("stage_end", g, k))
+            if k + 1 < cojob.n_stages:
+                self._start_stage(g, k + 1)
+
+    def _emit(self, event: tuple) -> None:
+        self.n_events += 1
+        self._events.append(event)
+
+
+def simulate(instance, policy: Policy, record: bool = True,
+             deadline: Deadline | None = None) -> SimResult:
+    """Run :class:`Simulator` on ``instance`` under ``policy`` (until ``deadline``, if given:
+    see :meth:`Simulator.run`)."""
+    return Simulator(instance, policy, record).run(deadline)
+
+
+def sum_sct(instance, result: SimResult) -> float:
+    """``sum_{g,k} (S_{g,k} - r_g)``: the family's objective."""
+    return float(sum(s - instance.cojobs[g].arrival for g, row in enumerate(result.S) for s in row))
+
+
+def schedule_of(result: SimResult, order=(), policy: str = ""):
+    """The recorded run as a verifiable :class:`~optsched.problems.cojob_network.Schedule`."""
+    from optsched.problems.cojob_network import Schedule, Segment
+    segments = tuple(Segment(t0, t1, rates) for t0, t1, rates in result.segments)
+    starts = tuple(tuple(tuple(s) for s in job) for job in result.starts)
+    return Schedule(starts, segments, tuple(tuple(a) for a in order), policy)
