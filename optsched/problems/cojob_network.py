@@ -434,20 +434,24 @@ class Schedule:
             keys: set = set()
             rates = list(sequence(seg.rates, f"schedule.segments[{n}][2]", tuple_only=True))
             normal = False
-            for q, x in enumerate(rates):
-                at = f"schedule.segments[{n}][2][{q}]"
+            for q, x in enumerate(rates):  # the hot loop of a re-check: no work when all is well
                 if type(x) is not tuple or len(x) != 5:
-                    fail(at, f"must have 5 entries, got {x!r}")
-                if not all(type(v) is int and v >= 0 for v in x[:4]) or x[2] < 1:
-                    x = tuple(as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
-                              for p, v in enumerate(x[:4])) + (x[4],)   # numpy / 1.0 -> int
-                    rates[q], normal = x, True
-                rate = x[4]
-                if type(rate) is not float or not math.isfinite(rate):
-                    rates[q], normal = x[:4] + (as_float(rate, f"{at}[4]"),), True
-                if x[:4] in keys:
-                    fail(at, f"duplicate flow {list(x[:4])} in one segment")
-                keys.add(x[:4])
+                    fail(f"schedule.segments[{n}][2][{q}]", f"must have 5 entries, got {x!r}")
+                g, j, i, f, rate = x
+                if not (type(g) is type(j) is type(i) is type(f) is int
+                        and g >= 0 and j >= 0 and i >= 1 and f >= 0):
+                    at = f"schedule.segments[{n}][2][{q}]"
+                    g, j, i, f = (as_int(v, f"{at}[{p}]", min=1 if p == 2 else 0)
+                                  for p, v in enumerate(x[:4]))   # numpy / 1.0 -> int
+                    rates[q], normal = (g, j, i, f, rate), True
+                if type(rate) is not float or not -math.inf < rate < math.inf:
+                    rate = as_float(rate, f"schedule.segments[{n}][2][{q}][4]")
+                    rates[q], normal = (g, j, i, f, rate), True
+                key = (g, j, i, f)
+                if key in keys:
+                    fail(f"schedule.segments[{n}][2][{q}]", f"duplicate flow {list(key)} in one "
+                                                            "segment")
+                keys.add(key)
             if normal:  # normalisation of the frozen field (indices are used as indices)
                 object.__setattr__(seg, "rates", tuple(rates))
         if not isinstance(self.policy, str):
