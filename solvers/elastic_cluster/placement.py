@@ -174,6 +174,18 @@ class Best:
             return True
         return self.eft and cost <= self.cost and finish < self.finish
 
+    def better_each(self, cost: np.ndarray, finish: np.ndarray) -> np.ndarray:
+        """:meth:`better` elementwise."""
+        return (cost < self.cost) | (self.eft & (cost <= self.cost) & (finish < self.finish))
+
+    def reach(self, length: int, n_starts: int) -> int:
+        """How many leading starts (0-based s, finish s + 1 + ``length``) may still hold a
+        candidate that replaces the best when costs are >= 0: with ``eft`` and a best of cost 0,
+        only those finishing before it; otherwise all ``n_starts``."""
+        if self.eft and self.cost <= 0 and math.isfinite(self.finish):
+            return max(0, min(n_starts, int(math.ceil(self.finish - 1 - length))))
+        return n_starts
+
     def hopeless(self, length: int) -> bool:
         """No candidate of duration ``length`` (finish >= 1 + length) can replace the best."""
         return self.cost <= 0 and (not self.eft or 1 + length >= self.finish)
@@ -213,8 +225,11 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
         need = n * e + z
         ws = state.windows(length)[0]
         cost = np.einsum("hrs,r->sh", ws, need)
-        ok = (need[None, :, None] <= state.room(length)).all(axis=1).T
-        cost = np.where(ok, cost, math.inf)
+        reach = best.reach(length, len(cost))   # later starts cannot win (costs are >= 0)
+        if reach == 0:
+            continue
+        ok = (need[None, :, None] <= state.room(length)[:, :, :reach]).all(axis=1).T
+        cost = np.where(ok, cost[:reach], math.inf)
         flat = int(np.argmin(cost))
         s, h = divmod(flat, inst.n_servers)
         best.offer(float(cost[s, h]), lambda: _colocated_plan(inst, s + 1, length, m, p, n, h),
@@ -321,8 +336,7 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
         lower = ranked.costs(n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
         solve = _exact_ps_server if exact else _faithful_ps_server
         finish = np.arange(1, len(lower) + 1) + length
-        starts = [int(s) for s in np.flatnonzero((lower < best.cost) | (best.eft & (lower <= best.cost)))
-                  if best.better(float(lower[s]), float(finish[s]))]
+        starts = [int(s) for s in np.flatnonzero(best.better_each(lower, finish))]
         if not exact and starts:  # drop the starts where Alg. 4 finds no placement (no call)
             fits = _faithful_feasible(wm, ranked, np.array(starts), e, z, n, raw, literal)
             starts = [s for s, ok in zip(starts, fits) if ok]
