@@ -447,11 +447,11 @@ class Schedule:
                 if type(rate) is not float or not -math.inf < rate < math.inf:
                     rate = as_float(rate, f"schedule.segments[{n}][2][{q}][4]")
                     rates[q], normal = (g, j, i, f, rate), True
-                key = (g, j, i, f)
-                if key in keys:
-                    fail(f"schedule.segments[{n}][2][{q}]", f"duplicate flow {list(key)} in one "
+                flow = (g, j, i, f)
+                if flow in keys:
+                    fail(f"schedule.segments[{n}][2][{q}]", f"duplicate flow {list(flow)} in one "
                                                             "segment")
-                keys.add(key)
+                keys.add(flow)
             if normal:  # normalisation of the frozen field (indices are used as indices)
                 object.__setattr__(seg, "rates", tuple(rates))
         if not isinstance(self.policy, str):
