@@ -186,24 +186,29 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
 
 def _ps_first(inst: Instance, m: int, p: int, n: int, room: np.ndarray, pos: np.ndarray):
     """A distributed placement that reserves the PSs first (used only when filling workers
-    first leaves no server for them): for each server h, the PSs every worker being remote would
-    need, then the workers greedily in what is left; fewer remote workers never need more PSs.
-    None when no server works (an instance where filling workers first found nothing: a ps job
-    whose PS fits only on a server the greedy fill had used)."""
-    e, z, H = inst.e[m], inst.z[p], inst.n_servers
+    first leaves no server for them): for the first server h where it works, the PSs every worker
+    being remote would need, then the workers greedily in what is left; fewer remote workers
+    never need more PSs. None when no server works (an instance where filling workers first found
+    nothing: a ps job whose PS fits only on a server the greedy fill had used).
+
+    Every server is tried at once: reserving the PSs on h changes only row h of the worker
+    capacities, so h works when its PSs fit and the other rows' capacities plus h's reduced one
+    hold n workers (the greedy fill places min(n, their sum))."""
+    e, z = inst.e[m], inst.z[p]
     most = max(1, int(_ps_counts(inst, m, p, n)[0]))
-    for h in range(H):
-        left = room.copy()
-        left[h] = left[h] - most * z
-        if (left[h] < 0).any():
-            continue
-        caps = _count_fit(left[:, pos], e[pos]).min(axis=1)
-        y = np.clip(n - (np.cumsum(caps) - caps), 0, caps).astype(int)
-        if y.sum() < n:
-            continue
-        s = max(1, int(_ps_counts(inst, m, p, n)[y[h]]))
-        return tuple(int(v) for v in y), tuple(s if k == h else 0 for k in range(H)), 0
-    return None
+    after = room - most * z[None, :]
+    caps = _count_fit(room[:, pos], e[pos]).min(axis=1)
+    reduced = np.where((after >= 0).all(axis=1),
+                       _count_fit(np.maximum(after[:, pos], 0), e[pos]).min(axis=1), -1)
+    works = (reduced >= 0) & (caps.sum() - caps + reduced >= n)
+    if not works.any():
+        return None
+    h = int(np.argmax(works))
+    caps = caps.copy()
+    caps[h] = reduced[h]
+    y = np.clip(n - (np.cumsum(caps) - caps), 0, caps).astype(int)
+    s = max(1, int(_ps_counts(inst, m, p, n)[y[h]]))
+    return tuple(int(v) for v in y), tuple(s if k == h else 0 for k in range(inst.n_servers)), 0
 
 
 class Timeline(CapacityProfile):
