@@ -13,7 +13,8 @@ Claims and what is measured (seeds fixed; about 2 min on a free core):
 1. Lemma 2 (theta~_u = W^_max): per SJF-BCO reading, on the shipped
    tests/data/ring_contention/lemma3_counterexample.json and tiny seeds 0..N-1.
 2. Lemma 3 (T^total <= n_g W^_max): same instances.
-3. Lemma 4 (theta~_u <= Phi (u/l) theta*_u): lemma4_counterexample.json and tiny seeds.
+3. Lemma 4 (theta~_u <= Phi (u/l) theta*_u): lemma4_counterexample.json, the instances optsched
+   worst found (refute_lemma4_proof*.json) and tiny seeds.
 4. Theorem 5 (SJF-BCO / OPT <= n_g Phi u/l): tiny seeds, OPT by ``exact`` (proven optimal only).
 5. Fig. 4 (SJF-BCO has the lowest makespan and average JCT of FF, LS, RAND): paper preset
    (20 servers, T = 1200), seeds 0..P-1, every SJF-BCO reading vs every baseline reading (RAND: the
@@ -48,6 +49,10 @@ BASELINES = ("first_fit", "list_scheduling", "random", "first_fit_arrival",
              "list_scheduling_arrival", "random_arrival")
 L3 = ROOT / "tests/data/ring_contention/lemma3_counterexample.json"
 L4 = ROOT / "tests/data/ring_contention/lemma4_counterexample.json"
+#: Lemma 4 violations under the proof reading found unaided by ``optsched worst --target
+#: lemma:lemma4`` (issue 23; errata R3).
+L4_FOUND = (ROOT / "tests/data/ring_contention/refute_lemma4_proof.json",
+            ROOT / "tests/data/ring_contention/refute_lemma4_proof_2.json")
 TOL = 1e-6
 
 
@@ -68,13 +73,15 @@ def theta_star_of(inst) -> float:
 
 def lemmas(tiny: list) -> list[dict]:
     l3, l4 = load_instance(L3), load_instance(L4)
-    ts = {id(i): theta_star_of(i) for i in [l3, l4, *tiny]}
+    found = [load_instance(p) for p in L4_FOUND]
+    ts = {id(i): theta_star_of(i) for i in [l3, l4, *found, *tiny]}
     out = []
     per: dict[str, dict] = {name: {} for name in READINGS}
     for name, p in READINGS.items():
         rows = [lemma_row(i, p, ts[id(i)]) for i in tiny]
         a, b = lemma_row(l3, p, ts[id(l3)]), lemma_row(l4, p, ts[id(l4)])
-        per[name] = {"tiny": rows, "l3": a, "l4": b}
+        per[name] = {"tiny": rows, "l3": a, "l4": b,
+                     "found": [lemma_row(i, p, ts[id(i)]) for i in found]}
     n = len(tiny)
     # Lemma 2
     readings, holds = {}, []
@@ -112,15 +119,20 @@ def lemmas(tiny: list) -> list[dict]:
         bad = sum(r["theta"] > r["l4_rhs"] + TOL for r in d["tiny"])
         a = d["l4"]
         ok = a["theta"] <= a["l4_rhs"] + TOL
+        found_bad = [f"{r['theta']} > {r['l4_rhs']:.2f}" for r in d["found"]
+                     if r["theta"] > r["l4_rhs"] + TOL]
         readings[name] = (f"shipped instance theta~ {a['theta']} vs Phi(u/l)theta* "
-                          f"{a['l4_rhs']:.2f}; violated on {bad}/{n} tiny")
-        holds.append(ok and bad == 0)
+                          f"{a['l4_rhs']:.2f}; violated on {bad}/{n} tiny; found by optsched worst: "
+                          f"violated on {len(found_bad)}/{len(d['found'])}"
+                          + (f" (theta~ {', '.join(found_bad)})" if found_bad else ""))
+        holds.append(ok and bad == 0 and not found_bad)
     out.append({"paper": PAPER, "claim": "Lemma 4: theta~_u <= Phi (u/l) theta*_u",
                 "verdict": label(holds), "readings": readings,
-                "detail": "errata R3; instance tests/data/ring_contention/lemma4_counterexample.json. "
-                          "Violations come from the pseudo-code's bisection stopping at the first "
+                "detail": "errata R3; instances tests/data/ring_contention/lemma4_counterexample.json "
+                          "and refute_lemma4_proof*.json (found by optsched worst --target "
+                          "lemma:lemma4). Under the pseudo-code the bisection stops at the first "
                           "midpoint; under Lemma 2's proof reading theta~ is the least feasible "
-                          "budget met."})
+                          "budget, and the found instances still exceed Phi (u/l) theta*."})
     return out
 
 
