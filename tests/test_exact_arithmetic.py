@@ -272,3 +272,28 @@ def test_edge_optimum_is_invariant_under_power_of_two_scaling(name):
         assert (a.required(0), a.required(1)) == (b.required(0), b.required(1))
     res = solve(scaled, "exact", time_limit=120)
     assert res.status is SolveStatus.OPTIMAL and res.objective == OPTIMUM["edge_cloud", name]
+
+
+def test_float_filtered_counts_equal_the_exact_ones():
+    """elastic_cluster's durations and ring_contention's speeds take the float quotient when it is
+    far from an integer (tolerance.slots_needed_filtered / count_within_filtered): they equal the
+    plain exact-arithmetic values on every configuration of small and hand-made instances."""
+    from optsched.tolerance import count_within
+
+    elastic = [generate("elastic_cluster", p, s) for p in ("tiny", "small") for s in range(4)]
+    elastic += [_load("elastic_cluster", f"exact_arith_{i}") for i in range(1, 5)]
+    for inst in elastic:
+        for j, job in enumerate(inst.jobs):
+            for m in range(len(inst.worker_types)):
+                for p in (range(len(inst.ps_types)) if inst.is_ps else (-1,)):
+                    for q in (0, 1):
+                        for n in range(1, job.chunks + 1):
+                            assert inst.duration(j, m, p, n, q) == slots_needed(
+                                job.work * inst.time_per_batch(j, m, p, n, q), n)
+    rings = [generate("ring_contention", "small", s) for s in range(4)]
+    rings += [_load("ring_contention", f"exact_arith_{i}") for i in range(1, 5)]
+    for inst in rings:
+        for j in range(len(inst.jobs)):
+            for n in range(inst.min_servers(j), inst.max_servers(j) + 1):
+                for p in range(1, 4):
+                    assert inst.phi(j, n, p) == count_within(1, inst.tau_exact(j, n, p))

@@ -285,7 +285,10 @@ class Instance:
         """Minimal d that :func:`verify`'s (2f) accepts: the least d with ``d * n * rho >= W_j`` in
         exact arithmetic (:func:`optsched.tolerance.slots_needed`), so a model needs neither one
         slot more nor one less than the checker (dominance fact 1; issues 13, 22)."""
-        return tolerance.slots_needed(self.jobs[j].work * self.time_per_batch(j, m, p, n, q), n)
+        work = self.jobs[j].work
+        return tolerance.slots_needed_filtered(  # the float quotient decides unless near an integer
+            work / (n * self.rate(j, m, p, n, q)),
+            lambda: work * self.time_per_batch(j, m, p, n, q) / n)
 
     def ps_needed(self, m: int, p: int, remote: int) -> int:
         """The fewest (>= 1) type-p PSs on one server whose bandwidth s * B_p is at least
