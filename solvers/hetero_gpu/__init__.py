@@ -5,9 +5,9 @@ Methods
 exact        Hare_Sched (4)–(8) as a time-indexed MILP on the data's exact grid (big-M MILP when
              there is none), deadlines and MIP start from the best heuristic (digest §3.3).
 lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; digest §3.5).
-fluid_bound  interval-indexed fluid LP over GPU classes on ever finer grids (any-time; certify's
-             lower side, issue 19). certify's upper side is ``exact.improve`` (priority search
-             over Algorithm 1's list scheduling).
+fluid_bound  interval-indexed fluid LP over GPU classes on ever finer grids, with per-window rate
+             rows (any-time; certify's lower side, issue 19). certify's upper side is
+             ``exact.improve`` (priority search over Algorithm 1's list scheduling).
 rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
              ``HareParams.rl_max_tasks`` tasks; claimed guarantee α(2+α) (Theorem 4).
