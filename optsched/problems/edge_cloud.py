@@ -157,8 +157,11 @@ class Job:
 
     def required(self, xi: int) -> int:
         """``R^xi_j = ceil(Q_j / p^xi_j)``: worker-slots needed to finish, the exact integer form
-        of (2e) (the least ``d`` with ``d * p^xi_j >= Q_j`` in exact arithmetic)."""
-        return required_worker_slots(self.work, self.per_batch_exact(xi))
+        of (2e) (the least ``d`` with ``d * p^xi_j >= Q_j`` in exact arithmetic), memoised."""
+        memo = self.__dict__.setdefault("_required", {})
+        if xi not in memo:
+            memo[xi] = required_worker_slots(self.work, self.per_batch_exact(xi))
+        return memo[xi]
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in JOB_FIELDS}
