@@ -290,6 +290,10 @@ def test_float_filtered_counts_equal_the_exact_ones():
                         for n in range(1, job.chunks + 1):
                             assert inst.duration(j, m, p, n, q) == slots_needed(
                                 job.work * inst.time_per_batch(j, m, p, n, q), n)
+                            if p >= 0:
+                                assert inst.ps_raw(m, p, n) == slots_needed(
+                                    n * exact(inst.worker_types[m].bandwidth),
+                                    inst.ps_types[p].bandwidth)
     rings = [generate("ring_contention", "small", s) for s in range(4)]
     rings += [_load("ring_contention", f"exact_arith_{i}") for i in range(1, 5)]
     for inst in rings:

@@ -297,8 +297,9 @@ class Instance:
 
     def ps_raw(self, m: int, p: int, remote: int) -> int:
         """The fewest (>= 0) type-p PSs with ``s * B_p >= remote * b_m`` ((2i) alone, exact)."""
-        return tolerance.slots_needed(remote * tolerance.exact(self.worker_types[m].bandwidth),
-                                      self.ps_types[p].bandwidth)
+        b, big_b = self.worker_types[m].bandwidth, self.ps_types[p].bandwidth
+        return tolerance.slots_needed_filtered(  # the float quotient decides unless near an integer
+            remote * b / big_b, lambda: remote * tolerance.exact(b) / tolerance.exact(big_b))
 
     @property
     def cap_limit(self) -> np.ndarray:
