@@ -61,7 +61,8 @@ from optsched.workloads import cojob_network as _workloads
 
 METHODS = (
     Method("exact", "exact", exact.exact,
-           description="heuristics + ordering MILP (F) bound + event-indexed MILP of (O) (E)"),
+           description="heuristics, ordering MILP (F) bound, stage-order local search, "
+                       "iteration-ordering MILP (I), event-indexed MILP of (O) (E)"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),
     Method("order_bound", "bound", order_bound,
            description="max of LP* and Model F's dual bound (ordering MILP, any-time)"),

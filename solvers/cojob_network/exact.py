@@ -431,7 +431,8 @@ def chain_orders(instance: Instance, limit: int) -> list:
 # Improvement (certify's upper side, issue 19)
 
 
-def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0) -> Outcome:
+def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
     """Local search over stage orders, each evaluated by order-preserving priority scheduling.
 
     The paper's schedules are stage permutations ``sigma`` run by order-preserving flow scheduling
@@ -441,7 +442,8 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     (:func:`order_cost`, a cheap surrogate; ties shuffled by ``seed``), each simulated under
     ``deadline`` less the time one ``verify`` of ``start`` took (twice), which is kept for the
     final check. Never worse than ``start`` (returned when nothing better is found or the best
-    run fails ``verify``); the returned schedule is verified.
+    run fails ``verify``); the returned schedule is verified. ``goal`` (a valid lower bound,
+    certify's) ends the search once a run meets it.
     """
     began = time.perf_counter()
     value = _problem.verify(instance, start)
@@ -453,10 +455,14 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     best: dict[str, Any] = {"value": value}
     current = _evaluate(instance, order, search, best, info)
     improved = True
-    while improved and not search.expired():
+
+    def done() -> bool:
+        return search.expired() or (goal is not None and at_most(best["value"], goal))
+
+    while improved and not done():
         improved = False
         for cand in sorted(_moves(order, rng), key=lambda o: order_cost(instance, o)):
-            if search.expired():
+            if done():
                 break
             cost = _evaluate(instance, cand, search, best, info)
             if cost < current and not at_most(current, cost):
