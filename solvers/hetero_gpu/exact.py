@@ -192,7 +192,7 @@ MOVE_JOBS = 4
 
 
 def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            max_evaluations: int | None = None) -> Outcome:
+            max_evaluations: int | None = None, goal: float | None = None) -> Outcome:
     """Any-time improvement of the verified schedule ``start`` (issue 19, the upper side).
 
     The decision searched is the one Algorithm 1 takes (paper Sec. 5.2, lines 4-18,
@@ -205,12 +205,13 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     keeps a move when the verified cost drops, until ``deadline`` (or ``max_evaluations`` list
     schedules). A candidate is built and verified when its placement cost beats the incumbent, and
     kept only when its verified cost does; the result is never worse than ``start`` (status
-    ``time_limit`` when the deadline ended the search, ``info`` counts the moves).
+    ``time_limit`` when the deadline ended the search, ``info`` counts the moves). ``goal`` (a
+    valid lower bound, certify's) ends the search once the incumbent meets it.
     """
     import numpy as np
 
     inst = instance
-    best = Incumbent(inst, start, verify(inst, start), max_evaluations)
+    best = Incumbent(inst, start, verify(inst, start), max_evaluations, goal)
     rho = np.array([min(c + s for c, s in zip(j.train_time, j.sync_time)) for j in inst.jobs])
     ratio = np.array([j.rounds * j.tasks_per_round * min(j.train_time) / j.weight
                       for j in inst.jobs])
@@ -240,16 +241,18 @@ class Incumbent:
     """The best verified schedule of :func:`improve` and the cost of evaluating one."""
 
     def __init__(self, inst: Instance, schedule: Schedule, cost: float,
-                 max_evaluations: int | None = None):
+                 max_evaluations: int | None = None, goal: float | None = None):
         self.inst, self.schedule, self.cost, self.start_cost = inst, schedule, cost, cost
         self.evaluations, self.improvements, self.by = 0, 0, "start"
         self.eval_s = 0.0
-        self.max_evaluations = max_evaluations
+        self.max_evaluations, self.goal = max_evaluations, goal
 
     def fits(self, deadline: Deadline) -> bool:
         """True when one more evaluation (twice the slowest so far) fits the time left and the
-        evaluation cap."""
+        evaluation cap, and the incumbent has not met the goal."""
         if self.max_evaluations is not None and self.evaluations >= self.max_evaluations:
+            return False
+        if self.goal is not None and tolerance.at_most(self.cost, self.goal):
             return False
         left = deadline.remaining()
         return left is None or left > 2 * self.eval_s
