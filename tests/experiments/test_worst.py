@@ -86,6 +86,10 @@ def test_out_is_resumable(hetero, tmp_path):
     ["worst", FAMILY, "--method", "nope"],
     ["worst", FAMILY, "--method", "hare", "--override", "nokey=1", "--budget", "1"],
     ["worst", FAMILY, "--method", "hare", "--budget", "0"],
+    ["worst", FAMILY, "--method", "gavel_fifo", "--target", "violation"],   # no guarantee
+    ["worst", FAMILY, "--method", "hare", "--target", "lemma:nope"],
+    ["worst", "ring_contention", "--method", "first_fit", "--target", "lemma:lemma3"],
+    ["worst", FAMILY, "--method", "hare", "--strategy", "nope"],
 ])
 def test_cli_bad_arguments_exit_2_with_one_line(argv, capsys):
     try:

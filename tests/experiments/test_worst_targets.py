@@ -77,20 +77,6 @@ def test_replay_of_a_saved_instance(hetero, tmp_path, capsys):
     assert "violation" in out and "ratio / guarantee" in out
 
 
-@pytest.mark.parametrize("argv", [
-    ["worst", FAMILY, "--method", "gavel_fifo", "--target", "violation"],
-    ["worst", FAMILY, "--method", "hare", "--target", "lemma:nope"],
-    ["worst", "ring_contention", "--method", "first_fit", "--target", "lemma:lemma3"],
-    ["worst", FAMILY, "--method", "hare", "--strategy", "nope"],
-])
-def test_cli_bad_targets_exit_2_with_one_line(argv, capsys):
-    try:
-        code = main(argv)
-    except SystemExit as exc:          # argparse's own usage errors
-        code = exc.code
-    assert code == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "error" in err
 
 
 def test_cli_saves_by_default_and_explains(hetero, tmp_path, monkeypatch, capsys):
