@@ -402,7 +402,7 @@ def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 
     info: dict[str, Any] = {"start_cost": value}
     if deadline.expired():
         return Outcome(start, SolveStatus.FEASIBLE, None, {**info, "stopped": "deadline"})
-    seeded = search.list_schedule(inst, search.orders(inst)[-1], deadline)
+    seeded = search.list_schedule(inst, search.orders(inst, deadline)[-1], deadline)
     found = None if seeded is None else search.checked(inst, seeded)
     info["list_cost"] = found
     state = search.Search(inst, seeded if found is not None and found < value else best, seed)
