@@ -128,7 +128,7 @@ def test_exact_is_never_worse_than_its_start(seed):
         # under load the starts may leave too little of the 2 s (wall) to build the model: then
         # the start was the fallback (or certify continued from it) and no MILP incumbent exists
         assert result.status.value in ("time_limit", "feasible", "optimal")
-        assert result.lower_bound <= result.objective * (1 + 1e-9)
+        assert result.lower_bound is None or result.lower_bound <= result.objective * (1 + 1e-9)
         return
     # the start actually used: the best of the heuristics that fitted in the start share
     assert result.objective <= result.info["start_cost"] * (1 + 1e-9)
