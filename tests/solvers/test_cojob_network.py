@@ -427,10 +427,17 @@ def test_model_i_over_the_cap_leaves_model_e_to_run(monkeypatch):
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import MAX_MODEL_TERMS
 
+    import time
+
+    from optsched import deadline as deadline_module
+
     inst = generate("tiny", 2, cojobs=(6, 6))
     monkeypatch.setattr(cm.ItemOrder, "size",
                         staticmethod(lambda _: {"items": 0, "binaries": 0,
                                                 "terms": MAX_MODEL_TERMS + 1}))
+    # 5 s of this process's CPU (OPTSCHED_DEADLINE_CLOCK=cpu): on a loaded machine 5 s of wall
+    # time ended before exact reached Model E
+    monkeypatch.setattr(deadline_module, "clock", time.process_time)
     out = cs_exact.exact(inst, deadline=Deadline.after(5.0))
     assert out.info["model_i_skipped"].startswith("size guard: size cap")
     assert "not_built" not in out.info and "e_bound" in out.info
