@@ -206,6 +206,20 @@ class Family:
     worst
         How ``optsched worst`` measures and mutates its instances (None: a generic count of the
         objects inside lists, the generic operators only).
+
+    Examples
+    --------
+    A new family is one Family registered with :func:`optsched.register` (tests/toy/ is a
+    complete one); the built-in ones are looked up by name:
+
+    >>> from optsched import get_family
+    >>> fam = get_family("ring_contention")
+    >>> fam.default_method, fam.method("exact").kind, fam.workloads.PRESETS
+    ('sjf_bco', 'exact', ('tiny', 'small', 'paper'))
+    >>> inst = fam.generate("tiny", 0)
+    >>> from optsched.deadline import Deadline
+    >>> fam.verify(inst, fam.method().run(inst, Deadline.after(10)).schedule) > 0
+    True
     """
 
     name: str
