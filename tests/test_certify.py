@@ -170,3 +170,44 @@ def test_compare_shows_alg_over_ub_and_the_certified_gap(toy):
         if r["kind"] in ("algorithm", "baseline"):
             assert r["alg_ub"] >= 1 - 1e-9 and r["alg_lb"] >= r["alg_ub"] - 1e-9
     assert "Certified gap" in table and "gap 0.00%" in table
+
+
+def _by(method: str):
+    return lambda inst: optsched.solve(inst, method).schedule
+
+
+def _serial(inst):
+    from optsched.solvers.edge_cloud.bounds import serial_schedule
+
+    return serial_schedule(inst)
+
+
+#: Per family: the instance, a start schedule, and how its improve shows it did not search
+#: (goal at the start's own cost), and whether it must return the start itself.
+GOAL_CASES = {
+    "cojob_network": ("small", 1, _by("baraat_fifo"), lambda info: info["evaluated"] == 1, False),
+    "hetero_gpu": ("small", 2, _by("hare"), lambda info: info["evaluations"] == 0, True),
+    "ring_contention": ("small", 2, _by("first_fit"),
+                        lambda info: "pass" not in info and "one_server" not in info, True),
+    "elastic_cluster": ("small", 2, _by("drf"), lambda info: info["moves"] == 0, False),
+    # on this instance a step-1 list schedule is no worse than the start, so it meets the goal
+    "edge_cloud": ("small", 1, _serial, lambda info: info["moves"] == 0, False),
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_improve_stops_once_it_meets_its_goal(family):
+    """Every family's improvement takes certify's ``goal`` and, given its start's own cost (a
+    bound the start already meets), does not search, however long the deadline."""
+    from optsched.certificate import takes_goal
+
+    preset, seed, start_of, did_not_search, returns_start = GOAL_CASES[family]
+    inst = optsched.generate(family, preset, seed)
+    start = start_of(inst)
+    value = optsched.verify(inst, start)
+    improve = registry.get_family(family).certify.improve
+    assert takes_goal(improve)
+    out = improve(inst, start, deadline=Deadline.after(600), goal=value)
+    assert did_not_search(out.info)
+    assert optsched.verify(inst, out.schedule) <= value
+    assert not returns_start or out.schedule == start

@@ -75,14 +75,6 @@ def test_improve_never_worse_verified_and_on_time(seed):
     assert at_most(value, start.objective)
 
 
-def test_improve_stops_once_it_meets_its_goal():
-    """``goal`` at the start's value: only the start's own order is simulated (it meets it)."""
-    inst = generate(FAMILY, "small", 1)
-    start = solve(inst, "baraat_fifo")
-    out = improve(inst, start.schedule, deadline=Deadline.after(600), goal=start.objective)
-    assert out.info["evaluated"] == 1 and at_most(verify(inst, out.schedule), start.objective)
-
-
 def test_completion_order_keeps_chains():
     inst = generate(FAMILY, "small", 0)
     order = completion_order(inst, solve(inst, "grouper").schedule)

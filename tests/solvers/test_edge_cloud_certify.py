@@ -89,15 +89,6 @@ def test_improve_never_worse_robust(inst):
     assert verify(inst, out.schedule) <= verify(inst, start)
 
 
-def test_improve_stops_once_it_meets_its_goal():
-    """``goal`` at the start's flow: the perturbed-order search never runs (on this instance a
-    step-1 list schedule is no worse than the start, so it meets the goal)."""
-    inst = generate("small", 1)
-    start = serial_schedule(inst)
-    out = improve(inst, start, deadline=Deadline.after(600), goal=verify(inst, start))
-    assert out.info["moves"] == 0 and verify(inst, out.schedule) <= verify(inst, start)
-
-
 def test_certify_tiny_proves_optimal():
     res = certify(generate("tiny", 0), time_limit=30)
     assert res.status is SolveStatus.OPTIMAL and res.info["gap"] == 0.0

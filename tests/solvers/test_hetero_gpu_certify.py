@@ -167,14 +167,6 @@ def test_improve_stops_at_its_evaluation_cap():
     assert verify(inst, out.schedule) <= verify(inst, start)
 
 
-def test_improve_stops_once_it_meets_its_goal():
-    """``goal`` (certify's bound) at the start's cost: no list schedule is evaluated."""
-    inst = generate(FAMILY, "small", 2)
-    start = solve(inst, "hare").schedule
-    out = improve(inst, start, deadline=Deadline.after(600), goal=verify(inst, start))
-    assert out.info["evaluations"] == 0 and out.schedule == start
-
-
 def test_exact_start_is_improved():
     """exact's MIP start passes through improve (issue 19 item 6); never worse than the best
     plain heuristic, and the optimum is still proven."""
