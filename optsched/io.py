@@ -232,11 +232,35 @@ def load_instance(path: str | Path):
 
 
 def load_schedule(path: str | Path, family: str | None = None):
-    """Read a schedule JSON file of ``family`` (None: the file's own ``family`` field).
+    """Read a schedule JSON file (``optsched solve -o``, :func:`dump`).
 
-    Returns the family's ``Schedule``; it is checked against an instance by
-    :func:`optsched.verify`. Raises InvalidInstance (one line) on a malformed file, or when
-    ``family`` and the file's family differ.
+    Parameters
+    ----------
+    path
+        The file; read with a size cap before parsing.
+    family
+        The family the schedule must belong to (None: the file's own ``family`` field).
+
+    Returns
+    -------
+    Schedule
+        The family's schedule object; :func:`optsched.verify` checks it against an instance.
+
+    Raises
+    ------
+    InvalidInstance
+        One line naming the field at fault on a malformed file, or when ``family`` and the
+        file's family differ.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from optsched import dump, generate, load_schedule, solve, verify
+    >>> inst = generate("ring_contention", "tiny", 0)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.json"
+    >>> dump(solve(inst).schedule, path)
+    >>> verify(inst, load_schedule(path, "ring_contention")) == solve(inst).objective
+    True
     """
     return schedule_from_dict(read_json(path, "schedule"), family)
 
@@ -252,9 +276,28 @@ def dumps(obj: Any) -> str:
 
 
 def dump(obj: Any, path: str | Path) -> None:
-    """Write ``obj`` (an Instance or Schedule) as JSON to ``path``, atomically: a crash never
-    leaves half a file, and a FIFO or device is written into, never replaced
-    (:func:`write_text`). :func:`load_instance` / :func:`load_schedule` read it back."""
+    """Write ``obj`` (an Instance or Schedule) as JSON to ``path``.
+
+    Atomic: a crash never leaves half a file, and a FIFO or device is written into, never
+    replaced (:func:`write_text`). :func:`load_instance` / :func:`load_schedule` read it back.
+
+    Parameters
+    ----------
+    obj
+        An Instance or Schedule of any family (anything with ``to_dict``).
+    path
+        The file to write; its directory must exist.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from optsched import dump, generate, load_instance
+    >>> inst = generate("edge_cloud", "tiny", 1)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "i.json"
+    >>> dump(inst, path)
+    >>> load_instance(path) == inst
+    True
+    """
     write_text(path, dumps(obj) + "\n")
 
 

@@ -35,13 +35,46 @@ def _load(name: str) -> Family:
 
 
 def families() -> dict[str, Family]:
-    """Every registered family by name, built-in ones first (imports every built-in family)."""
+    """Every registered family by name, built-in ones first (imports every built-in family).
+
+    Returns
+    -------
+    dict[str, Family]
+        Name -> :class:`~optsched.family.Family`; :func:`family_names` lists the names without
+        importing any family.
+
+    Examples
+    --------
+    >>> from optsched import families
+    >>> list(families())[:5]
+    ['elastic_cluster', 'edge_cloud', 'ring_contention', 'cojob_network', 'hetero_gpu']
+    """
     built_in = {name: _load(name) for name in BUILTIN}
     return {**built_in, **{n: f for n, f in _FAMILIES.items() if n not in built_in}}
 
 
 def register(family: Family) -> None:
-    """Add a family (a sixth paper, or a toy in tests); its name must be new."""
+    """Add a family (a sixth paper, or a toy in tests); its name must be new.
+
+    Parameters
+    ----------
+    family
+        A :class:`~optsched.family.Family`: generators, verify, methods; every command and
+        experiment then takes its name like a built-in one's.
+
+    Raises
+    ------
+    ValueError
+        When a family of that name is already registered.
+
+    Examples
+    --------
+    >>> from optsched import get_family, register
+    >>> register(get_family("ring_contention"))
+    Traceback (most recent call last):
+    ...
+    ValueError: family 'ring_contention' is already registered
+    """
     if family.name in BUILTIN or family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is already registered")
     _FAMILIES[family.name] = family
@@ -54,7 +87,29 @@ def unregister(name: str) -> None:
 
 
 def get_family(name: Any, error: type[Exception] = UnknownMethod, where: str = "family") -> Family:
-    """The family called ``name``; ``error`` (naming ``where``) when there is none."""
+    """The family called ``name``.
+
+    Parameters
+    ----------
+    name
+        A family name (``optsched families``).
+    error, where
+        The exception raised when there is no such family, and the field its message names.
+
+    Returns
+    -------
+    Family
+
+    Examples
+    --------
+    >>> from optsched import get_family
+    >>> get_family("hetero_gpu").method().name          # its default method: the paper's algorithm
+    'hare'
+    >>> get_family("nosuch")
+    Traceback (most recent call last):
+    ...
+    optsched.errors.UnknownMethod: family: unknown family 'nosuch' (known: elastic_cluster, edge_cloud, ring_contention, cojob_network, hetero_gpu)
+    """
     if isinstance(name, str) and name in BUILTIN:
         return _load(name)
     if isinstance(name, str) and name in _FAMILIES:
@@ -68,17 +123,61 @@ def family_names() -> list[str]:
 
 
 def family_of(instance: Any) -> Family:
-    """The family of an Instance (its ``FAMILY`` tag)."""
+    """The family of an Instance (its ``FAMILY`` tag).
+
+    Examples
+    --------
+    >>> from optsched import family_of, generate
+    >>> family_of(generate("edge_cloud", "tiny", 0)).name
+    'edge_cloud'
+    """
     return get_family(getattr(instance, "FAMILY", None), where="instance")
 
 
 def methods(family: str) -> tuple[Method, ...]:
-    """All methods of ``family`` in registration order."""
+    """All methods of ``family`` in registration order.
+
+    Returns
+    -------
+    tuple[Method, ...]
+        What ``optsched methods FAMILY`` lists: exact, bounds, the paper's algorithm(s) and
+        readings, baselines.
+
+    Examples
+    --------
+    >>> from optsched import methods
+    >>> sorted({m.kind for m in methods("cojob_network")})
+    ['algorithm', 'baseline', 'bound', 'exact']
+    """
     return get_family(family).methods
 
 
 def get_method(family: str, name: str | None = None) -> Method:
-    """The method called ``name`` (default: the family's default method)."""
+    """The method called ``name`` of ``family``.
+
+    Parameters
+    ----------
+    family
+        A family name.
+    name
+        A method name (None: the family's default method, its paper algorithm).
+
+    Returns
+    -------
+    Method
+
+    Raises
+    ------
+    UnknownMethod
+        One line naming the family's methods when there is no such method.
+
+    Examples
+    --------
+    >>> from optsched import get_method
+    >>> m = get_method("ring_contention", "exact")
+    >>> m.kind, m.description != ""
+    ('exact', True)
+    """
     return get_family(family).method(name)
 
 
