@@ -18,6 +18,7 @@ from optsched.deadline import Deadline
 from optsched.errors import OptschedError
 from optsched.method import Method
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.guard import Refusal
 
 #: Largest common denominator accepted when scaling float data to integers.
 MAX_DENOMINATOR = 10**6
@@ -141,10 +142,17 @@ def check(deadline: Deadline) -> None:
         raise DeadlineReached
 
 
-def too_large(size: int, what: str) -> Outcome | None:
-    """``unknown`` with a reason when the estimated model ``size`` exceeds :data:`MAX_MODEL_SIZE`."""
+def too_large(size: int, what: str) -> Refusal | None:
+    """The size guard of every CP model, the same :class:`~optsched.solvers.highs.Refusal` the
+    MILP guards give: a cap when the estimated model ``size`` exceeds :data:`MAX_MODEL_SIZE`
+    (whatever the deadline), else None (build it).
+
+    >>> str(too_large(MAX_MODEL_SIZE + 1, "intervals")).startswith("size cap: exact_cp")
+    True
+    """
     if size > MAX_MODEL_SIZE:
-        return unknown(f"model too large for exact_cp: {size} {what} > {MAX_MODEL_SIZE}")
+        return Refusal(cap=f"size cap: exact_cp model of {size} {what} > MAX_MODEL_SIZE = "
+                           f"{MAX_MODEL_SIZE}")
     return None
 
 
@@ -164,7 +172,7 @@ def solve_guarded(size: int, what: str, solve: Callable[..., Outcome], instance:
     heuristic schedule ``solve`` left in ``keep["fallback"]``."""
     big = too_large(size, what)
     if big is not None:
-        return big
+        return unknown(str(big))
     keep: dict = {}
     try:
         return solve(instance, deadline, seed, keep)

@@ -297,7 +297,7 @@ def test_every_method_returns_within_its_time_limit_at_paper_scale(paper0, name)
     res = solve(paper0, name, time_limit=2.0)
     assert cpu_time() - start < 3.0, name
     if name == "exact_cp" and res.status is SolveStatus.UNKNOWN:  # its size guard, said so
-        assert res.info["reason"].startswith("model too large for exact_cp")
+        assert res.info["reason"].startswith("size cap: exact_cp model")
         return
     assert res.status in (SolveStatus.FEASIBLE, SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL), name
 
