@@ -53,7 +53,8 @@ from optsched.solvers.ring_contention import exact
 from optsched.workloads import ring_contention as _workloads
 
 METHODS = (
-    Method("exact", "exact", exact.exact, description="pulse (start, end) time-indexed MILP with contention levels, warm start, C >= area/length bounds, gap 0"),
+    Method("exact", "exact", exact.exact, model=exact.exact_model,
+           description="pulse (start, end) time-indexed MILP with contention levels, warm start, C >= area/length bounds, gap 0"),
     cp_method(exact_cp, "placement x start, time-indexed speeds under contention levels"),
     Method("lower_bound", "bound", lower_bound,
            description="max(length, area, conflict) bounds and M3 (14)-(16) dual bound when small"),

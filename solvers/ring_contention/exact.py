@@ -8,7 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from optsched.deadline import NEVER, Deadline
-from optsched.errors import InfeasibleSchedule
+from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.ring_contention import Instance, Schedule, completion_times
 from optsched import tolerance
 from optsched.result import Outcome, SolveStatus
@@ -226,6 +226,24 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     out = report_outcome(rep, lambda: rm.extract_schedule(inst, model), lower_bound=float(lb),
                          fallback=incumbent, info=info)
     return _not_worse(inst, out, incumbent, ub)
+
+
+def exact_model(inst: Instance, *, deadline: Deadline) -> Any:
+    """The pulse MILP M1 :func:`exact` solves in its stage 2, built but not solved: horizon H =
+    the heuristics' makespan (:func:`upper_bound_schedule`), with the area/length lower bound;
+    ``optsched solve --write-model``. Raises :class:`~optsched.errors.OptschedError` (one line)
+    when :func:`exact` would build no model (proven infeasible, or over the size guard)."""
+    from optsched.models import ring_contention as rm
+
+    if (why := proven_infeasible(inst)) is not None:
+        raise OptschedError(f"model not built: infeasible: {why}")
+    ub, _ = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
+    if (refusal := _too_big(exact_size(inst, ub), deadline)) is not None:
+        raise OptschedError(f"model not built: {refusal}")
+    lb = max(max(rm.simple_lower_bound(inst).values()), 1)
+    model = rm.build_exact(inst, ub, lower_bound=lb)
+    model.name = f"ring_contention exact: pulse MILP M1, horizon H = {ub}, makespan >= {lb}"
+    return model
 
 
 AT_BOUND_SHARE = 0.4  # share of exact's time for the feasibility MILP at H = the lower bound
