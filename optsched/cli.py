@@ -116,6 +116,8 @@ def cmd_solve(args) -> None:
     output = _output_path(args.output, "-o")
     plot = _output_path(args.plot, "--plot", image=True)
     inst = load_instance(args.file)
+    if args.write_model and _write_declared_model(inst, args):
+        return
     with _solver_options(args) as options:
         result = solve(inst, args.method, time_limit=args.time_limit, seed=args.seed)
     if args.json:
@@ -137,6 +139,24 @@ def cmd_solve(args) -> None:
         title = title_of(inst, result.objective, f"{result.method}, {result.status.value}")
         _write(lambda path: plot_schedule(inst, result.schedule, path, objective=result.objective,
                                           title=title), plot)
+
+
+def _write_declared_model(inst, args) -> bool:
+    """``--write-model`` for a method that declares its model (:attr:`Method.model`): build it,
+    write it to the file and say which model it is, without solving (False: none declared)."""
+    from optsched.deadline import Deadline
+    from optsched.registry import get_method
+
+    entry = get_method(inst.FAMILY, args.method)
+    if entry.model is None:
+        return False
+    from optsched.solvers.highs import write_model
+
+    model = entry.build_model(inst, Deadline.after(args.time_limit))
+    w = write_model(model, args.write_model)
+    print(f"wrote the model {entry.name} solves ({w['model']}; {w['variables']:,} variables, "
+          f"{w['constraints']:,} constraints) to {w['path']}; not solved")
+    return True
 
 
 def cmd_certify(args) -> None:
@@ -455,9 +475,11 @@ def _add_solve(command: Callable[..., _Parser]) -> None:
                    help="also draw the schedule as a Gantt chart to FILE (.png, .svg, .pdf)")
     _solver_args(s)
     s.add_argument("--write-model", metavar="FILE",
-                   help="write every Pyomo model the method solves, numbered in order, to "
-                        "FILE.1.lp, FILE.2.lp, ... (or .mps; the exact model is the last one an "
-                        "exact method solves) and list them on stderr")
+                   help="write the model the method solves to FILE (.lp or .mps) without "
+                        "solving it, naming which model it is (every exact method declares one); "
+                        "for a method that declares none, solve and write every Pyomo model it "
+                        "solves, numbered in order, to FILE.1.lp, FILE.2.lp, ... and list them on "
+                        "stderr")
     s.set_defaults(run=cmd_solve)
 
 

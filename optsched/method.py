@@ -84,6 +84,11 @@ class Method:
     verify
         A checker to use instead of the family's ``verify``, for methods that solve a *relaxed*
         model on purpose (e.g. preemptive baselines); None means the family's ``verify``.
+    model
+        ``model(instance, *, deadline) -> pyomo ConcreteModel``: builds, *without solving it*, the
+        model whose optimum the method proves (after the cheap preparation the method does itself,
+        e.g. a heuristic's upper bound), its ``name`` saying which model it is; None when the method
+        declares none. ``optsched solve --write-model`` writes it (:meth:`build_model`).
 
     Examples
     --------
@@ -103,6 +108,7 @@ class Method:
     guarantee: Callable[[Any], float | None] | None = None
     description: str = ""
     verify: Callable[[Any, Any], float] | None = None
+    model: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -123,6 +129,13 @@ class Method:
         if self.params is None:
             return self.func(instance, deadline=deadline, seed=seed)
         return self.func(instance, self.params, deadline=deadline, seed=seed)
+
+    def build_model(self, instance: Any, deadline: Deadline | None = None) -> Any:
+        """The model :attr:`model` builds for ``instance``, not solved (None: none declared);
+        ``deadline`` bounds the preparation (default: none)."""
+        if self.model is None:
+            return None
+        return self.model(instance, deadline=Deadline(None) if deadline is None else deadline)
 
     def to_dict(self) -> dict[str, Any]:
         """What ``optsched methods FAMILY --json`` prints for this method."""

@@ -146,7 +146,7 @@ def write_model(model: pyo.ConcreteModel, path: str | Path) -> dict[str, Any]:
     if path.suffix.lower() not in (".lp", ".mps"):
         raise OptschedError(f"--write-model: {path}: the file must end in .lp or .mps")
     model.write(str(path), io_options={"symbolic_solver_labels": True})
-    return {"path": str(path), "model": model.name, "variables": model.nvariables(),
+    return {"path": str(path), "model": model.local_name, "variables": model.nvariables(),
             "constraints": model.nconstraints()}
 
 

@@ -70,7 +70,7 @@ TIRESIAS = TiresiasParams()
 ANTMAN = AntmanParams()
 
 METHODS = (
-    Method("exact", "exact", exact.exact,
+    Method("exact", "exact", exact.exact, model=exact.exact_model,
            description="time-indexed MILP over non-dominated placements (job x placement x start), gap 0"),
     cp_method(exact_cp, "interval per job, configuration choice, cumulative per resource"),
     Method("lower_bound", "bound", lower_bound, description="sum w_j (a_j + fastest alone)"),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from optsched.deadline import MIN_SLICE, NEVER, Deadline
-from optsched.errors import InfeasibleSchedule
+from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.algorithm import COMPACT, a_online
@@ -103,7 +103,32 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     'optimal'
     """
     from optsched.models import elastic_cluster as em
-    from optsched.solvers.highs import solve_model, too_large
+    from optsched.solvers.highs import solve_model
+
+    ready = _prepare(inst, deadline)
+    if isinstance(ready, Outcome):
+        return ready
+    best, upper, last, patterns, size = ready
+    handoff = HANDOFF_FIXED + HANDOFF_PER_TERM * size["terms"]
+    clock = time.perf_counter()
+    m = em.build_exact(inst, last, patterns)
+    started = em.set_start(m, inst, best) if best is not None else 0
+    built = time.perf_counter() - clock
+    left = deadline.remaining()
+    limit = None if left is None else max(MIN_SLICE, left - handoff)  # HiGHS' share
+    rep = solve_model(m, time_limit=limit, seed=seed, warm_start=started > 0)
+    info = {"horizon": max(last), "binaries": len(m.X), "build_s": built, "warm_start_jobs": started,
+            "warm_start_cost": upper, "patterns": sum(map(len, patterns.values()))}
+    return _better(inst, rep, lambda: em.extract_exact(inst, m), best, upper, info)
+
+
+def _prepare(inst: Instance, deadline: Deadline):
+    """What :func:`exact` does before it builds its model: the infeasibility and early size
+    checks, the heuristics' incumbent, the horizon, the latest completions and the placements.
+    Returns an Outcome when no model is built (``info["not_built"]`` says why), else
+    ``(best schedule, its cost, latest completions, patterns, model size)``."""
+    from optsched.models import elastic_cluster as em
+    from optsched.solvers.highs import too_large
 
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
@@ -145,16 +170,25 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
                                f"{size['terms']} terms, horizon {horizon}, estimate "
                                f"{build + handoff:.3g} s)", horizon=horizon, warm_start_cost=upper,
                          **size)
-    clock = time.perf_counter()
+    return best, upper, last, patterns, size
+
+
+def exact_model(inst: Instance, *, deadline: Deadline) -> Any:
+    """The time-indexed pattern MILP :func:`exact` solves on ``inst``, built but not solved (the
+    same preparation, :func:`_prepare`, so the same horizon and placements); ``optsched solve
+    --write-model``. Raises :class:`~optsched.errors.OptschedError` (one line) when no model would
+    be built."""
+    from optsched.models import elastic_cluster as em
+
+    ready = _prepare(inst, deadline)
+    if isinstance(ready, Outcome):
+        reason = ready.info.get("not_built") or ready.info.get("infeasible") or ready.status.value
+        raise OptschedError(f"model not built: {reason}")
+    _, upper, last, patterns, _ = ready
     m = em.build_exact(inst, last, patterns)
-    started = em.set_start(m, inst, best) if best is not None else 0
-    built = time.perf_counter() - clock
-    left = deadline.remaining()
-    limit = None if left is None else max(MIN_SLICE, left - handoff)  # HiGHS' share
-    rep = solve_model(m, time_limit=limit, seed=seed, warm_start=started > 0)
-    info = {"horizon": horizon, "binaries": len(m.X), "build_s": built, "warm_start_jobs": started,
-            "warm_start_cost": upper, "patterns": sum(map(len, patterns.values()))}
-    return _better(inst, rep, lambda: em.extract_exact(inst, m), best, upper, info)
+    m.name = (f"elastic_cluster exact: time-indexed pattern MILP, horizon {max(last)} slots, "
+              f"incumbent cost {upper:g}")
+    return m
 
 
 #: Wall seconds :func:`greedy_patterns`' local search may take at most (and at most this share
