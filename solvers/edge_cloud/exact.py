@@ -69,6 +69,24 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
                           fallback=sched, info=info)
 
 
+def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
+    """The column MILP :func:`exact` solves in its step 3, built but not solved: the same reduced
+    column set (:func:`~optsched.solvers.edge_cloud.bounds.reduced_columns`: the heuristics'
+    incumbent, the Lagrangian bound, reduced-cost fixing); ``optsched solve --write-model``.
+    Raises :class:`~optsched.errors.OptschedError` (one line) when :func:`exact` would build no
+    model (a size cap or the time left)."""
+    from optsched.errors import OptschedError
+    from optsched.models.edge_cloud import build_pattern
+
+    info: dict[str, Any] = {}
+    _, ub, bound, kept = reduced_columns(instance, deadline, info)
+    if kept is None:
+        raise OptschedError(f"model not built: {info['skipped']}")
+    model = build_pattern(instance, kept)
+    model.name = (f"edge_cloud exact: column MILP of (2) over the columns kept by reduced-cost "
+                  f"fixing, incumbent {ub:g}, bound {bound:g}")
+    return model
+
 # ------------------------------------------------------------ certify's upper side: improvement
 #: Perturbations of the list order in :func:`improve`'s search, in run lengths (cycled).
 SIGMAS = (0.05, 0.15, 0.4)

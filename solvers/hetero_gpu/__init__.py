@@ -50,8 +50,9 @@ from optsched.solvers.hetero_gpu import exact
 from optsched.workloads import hetero_gpu as _workloads
 
 METHODS = (
-    Method("exact", "exact", exact.exact, description="Hare_Sched (4)-(8): time-indexed MILP on the "
-                                                "exact time grid, else big-M MILP; gap 0"),
+    Method("exact", "exact", exact.exact, model=exact.exact_model,
+           description="Hare_Sched (4)-(8): time-indexed MILP on the exact time grid, else "
+                       "big-M MILP; gap 0"),
     cp_method(exact_cp, "optional interval per task x GPU, NoOverlap per GPU, round barriers"),
     Method("lower_bound", "bound", lower_bound, description="aggregate LP with HSSW cuts"),
     Method("fluid_bound", "bound", fluid_bound,

@@ -84,6 +84,25 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     return out
 
 
+def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
+    """The MILP :func:`exact` solves, built but not solved: after the same starting heuristics
+    (deadlines d_n from the best start's cost) and the same choice of model (:func:`_build`:
+    time-indexed or big-M, named in the model's name), in normalised units
+    (:func:`optsched.models.hetero_gpu.time_unit`); ``optsched solve --write-model``. Raises
+    :class:`~optsched.errors.OptschedError` (one line) when :func:`exact` would build no model."""
+    from optsched.errors import OptschedError
+    from optsched.models import hetero_gpu as hm
+
+    size = hm.exact_size(instance)
+    if guard := too_big(size, deadline):
+        raise OptschedError(f"model not built: {guard}")
+    start, cost, _ = _best_start(instance, deadline.within(deadline.limit(START_SHARE)), 0)
+    info: dict[str, Any] = {}
+    m, _ = _build(instance, cost, start, deadline, info)
+    m.name = (f"hetero_gpu exact: {info['model']} MILP of Hare_Sched (4)-(8), deadlines from a "
+              f"schedule of cost {cost:g}, objective in units of {m.objective_unit:g}")
+    return m
+
 def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, info: dict):
     """The exact model with its MIP start set, and its extractor: time-indexed
     (:func:`~optsched.models.hetero_gpu.build_time_indexed`) when the data lie on a grid and the
