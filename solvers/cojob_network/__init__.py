@@ -60,7 +60,7 @@ from optsched.solvers.cojob_network import exact
 from optsched.workloads import cojob_network as _workloads
 
 METHODS = (
-    Method("exact", "exact", exact.exact,
+    Method("exact", "exact", exact.exact, model=exact.exact_model,
            description="heuristics, ordering MILP (F) bound, stage-order local search, "
                        "iteration-ordering MILP (I), event-indexed MILP of (O) (E)"),
     Method("lower_bound", "bound", lower_bound, description="LP-Primal (13)-(15), Queyranne cuts"),

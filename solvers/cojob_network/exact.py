@@ -267,6 +267,21 @@ def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
     return rep, (cm.extract_order(instance, model) if rep.has_solution else None)
 
 
+def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
+    """Model F, the ordering MILP whose optimum F* :func:`exact` proves first (its bound, and the
+    stage order it simulates), built but not solved; ``optsched solve --write-model``. The later
+    models of :func:`exact` (I, E) depend on F's solution and are not written. Raises
+    :class:`~optsched.errors.OptschedError` (one line) over the size guard."""
+    from optsched.errors import OptschedError
+    from optsched.models import cojob_network as cm
+
+    info: dict[str, Any] = {}
+    if not _fits(cm.ordering_milp_size(instance)["terms"], deadline, "Model F", info):
+        raise OptschedError(f"model not built: {info['not_built']}")
+    model = cm.build_ordering_milp(instance)
+    model.name = "cojob_network exact: Model F, the stage-ordering MILP (its optimum F* bounds OPT)"
+    return model
+
 def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadline: Deadline,
                  info: dict) -> bool:
     """Simulate a stage order and offer it; False when the deadline stopped the simulation."""
