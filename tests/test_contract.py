@@ -1,15 +1,15 @@
 """The family contract, checked for every family whose modules import (docs/dev/design.md "Contracts").
 
-JSON round trip, determinism, broken instance files, every method's schedule through verify, and
-LB <= OPT <= every in-ratios method on tiny instances.
+JSON round trip, determinism, broken instance files, format_version and foreign schedules, every
+method's schedule through verify, and LB <= OPT <= every in-ratios method on tiny instances.
 """
 
 import json
 
 import pytest
 
-from optsched import InvalidInstance, generate, methods, solve
-from optsched.io import instance_from_dict, read_json, schedule_from_dict
+from optsched import InfeasibleSchedule, InvalidInstance, generate, methods, solve, verify
+from optsched.io import dumps, instance_from_dict, read_json, schedule_from_dict
 from optsched.result import RESULT_KEYS
 
 from tests.conftest import DATA, READY
@@ -20,9 +20,44 @@ SEEDS = (0, 1)
 @pytest.mark.parametrize("family", READY)
 def test_json_round_trip_and_determinism(family):
     for preset in ("tiny", "small"):
-        inst = generate(family, preset, 5)
-        assert instance_from_dict(json.loads(json.dumps(inst.to_dict()))) == inst
+        for seed in (0, 1, 2, 3, 5):
+            inst = generate(family, preset, seed)
+            assert instance_from_dict(json.loads(dumps(inst))) == inst
         assert generate(family, preset, 5) == inst
+
+
+#: what "format_version": true is told, where a family words it differently from the others
+FORMAT_VERSION_TRUE = {"hetero_gpu": r"^format_version: must be an integer, got True$"}
+
+
+@pytest.mark.parametrize("family", READY)
+def test_format_version_true_is_rejected(family):
+    data = generate(family, "tiny", 0).to_dict()
+    data["format_version"] = True
+    message = FORMAT_VERSION_TRUE.get(family, r"^instance\.format_version: expected 1, got True$")
+    with pytest.raises(InvalidInstance, match=message):
+        instance_from_dict(data)
+
+
+def _a_schedule(family: str):
+    """A schedule of ``family``'s tiny instance (seed 0), by its first baseline."""
+    baseline = next(m.name for m in methods(family) if m.kind == "baseline" and not m.relaxed)
+    return solve(generate(family, "tiny", 0), baseline).schedule
+
+
+@pytest.mark.parametrize("family", READY)
+def test_verify_rejects_a_schedule_of_another_family(family):
+    inst = generate(family, "tiny", 0)
+    other = _a_schedule(READY[(READY.index(family) + 1) % len(READY)])
+    with pytest.raises(InfeasibleSchedule, match=rf"must be an? {family} Schedule"):
+        verify(inst, other)
+    with pytest.raises(InfeasibleSchedule):
+        verify(inst, None)
+
+
+@pytest.mark.parametrize("family", READY)
+def test_every_family_ships_broken_instances(family):
+    assert len(json.loads((DATA / family / "broken" / "expected.json").read_text())) >= 10
 
 
 def _broken_cases():
@@ -72,3 +107,4 @@ def test_same_seed_same_schedules(family):
 def test_paper_preset_generates(family):
     inst = generate(family, "paper", 0)
     assert inst.FAMILY == family
+    assert instance_from_dict(json.loads(dumps(inst))) == inst

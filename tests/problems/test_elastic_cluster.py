@@ -49,11 +49,7 @@ def test_toy_optimum_value_is_7(arch):
         verify(inst, clash)
 
 
-def test_json_round_trip_both_architectures():
-    for seed in range(4):
-        for preset in ("tiny", "small"):
-            inst = generate(preset, seed)
-            assert Instance.from_dict(json.loads(json.dumps(inst.to_dict()))) == inst
+def test_schedule_json_round_trip():
     sched = toy_opt(toy())
     assert Schedule.from_dict(json.loads(json.dumps(sched.to_dict()))) == sched
 

@@ -128,16 +128,6 @@ def test_python_built_instances_are_validated(two):
                  horizon=20)
 
 
-def test_broken_files(data):
-    folder = data / "ring_contention" / "broken"
-    expected = json.loads((folder / "expected.json").read_text())
-    assert len(expected) >= 10
-    for name, message in expected.items():
-        with pytest.raises(InvalidInstance) as err:
-            load_instance(folder / name)
-        assert message in str(err.value), name
-
-
 def test_slot_speed_is_floor_in_exact_arithmetic():
     """phi = the most iterations k with k tau <= 1 exactly, the data read as the decimals they are
     written as (issue 22; optsched.tolerance.count_within)."""
