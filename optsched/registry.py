@@ -175,7 +175,7 @@ def get_method(family: str, name: str | None = None) -> Method:
     --------
     >>> from optsched import get_method
     >>> m = get_method("ring_contention", "exact")
-    >>> m.kind, m.description != ""
+    >>> m.kind, m.model is not None      # exact methods declare the model they solve
     ('exact', True)
     """
     return get_family(family).method(name)

@@ -1,7 +1,7 @@
 """Any solver Pyomo drives (issue 21 items 1-2): ``solve(..., solver="scip")`` proves the same
-optima as HiGHS on every family's exact model, ``--write-model`` writes the models a method
-solves (the last one read back into highspy gives the same optimum), and an unknown solver is a
-one-line error."""
+optima as HiGHS on every family's exact model, ``--write-model`` writes the model a method
+solves without solving it (read back into highspy it gives the same optimum), and an unknown
+solver is a one-line error."""
 
 from __future__ import annotations
 
@@ -56,24 +56,65 @@ def test_cli_unknown_solver_exits_2(tmp_path, capsys):
     assert len(err) == 1 and "nosuch" in err[0]
 
 
-def test_written_mps_gives_the_same_optimum_in_highspy(tmp_path, capsys):
+def _highspy_optimum(path) -> float:
     import highspy
 
-    inst = optsched.generate("elastic_cluster", "tiny", 3)  # its MILP is in the data's own units
-    path = tmp_path / "i.json"
-    optsched.dump(inst, path)
-    assert main(["solve", str(path), "--method", "exact", "--write-model",
-                 str(tmp_path / "m.mps")]) == 0
-    err = capsys.readouterr().err
-    written = sorted(tmp_path.glob("m.*.mps"), key=lambda p: int(p.suffixes[0][1:]))
-    assert written and f"to {written[-1]}" in err
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.readModel(str(written[-1]))
+    h.readModel(str(path))
     h.run()
     assert h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-    assert tolerance.close(h.getInfo().objective_function_value,
-                           optsched.solve(inst, "exact").objective)
+    return h.getInfo().objective_function_value
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_write_model_writes_the_exact_model_without_solving(family, tmp_path, capsys,
+                                                            monkeypatch):
+    """``solve --method exact --write-model m.mps`` writes the model exact solves, names it, and
+    solves nothing (no MILP of that model reaches HiGHS); read back into highspy, its optimum is
+    the proven optimum (in the model's units), for cojob_network Model F's F*."""
+    inst = optsched.generate(family, "tiny", 1)
+    path = tmp_path / "i.json"
+    optsched.dump(inst, path)
+    model_path = tmp_path / "m.mps"
+    def no_solve(*args, **kwargs):
+        raise AssertionError("--write-model ran the method")
+
+    monkeypatch.setattr(optsched, "solve", no_solve)
+    assert main(["solve", str(path), "--method", "exact", "--write-model", str(model_path)]) == 0
+    out = capsys.readouterr().out
+    assert "not solved" in out and f"to {model_path}" in out and family in out
+    monkeypatch.undo()
+    value = _highspy_optimum(model_path)
+    exact = optsched.solve(inst, "exact", time_limit=60)
+    assert exact.status is SolveStatus.OPTIMAL
+    model = optsched.get_method(family, "exact").build_model(inst)
+    expected = exact.info["f_star"] if family == "cojob_network" else exact.objective
+    assert tolerance.close(value * getattr(model, "objective_unit", 1.0), expected)
+
+
+def test_write_model_of_a_method_without_a_declared_model_writes_what_it_solves(tmp_path, capsys):
+    """hare declares no model; it solves its relaxation, which is written numbered (m.1.lp)."""
+    inst = optsched.generate("hetero_gpu", "tiny", 0)
+    path = tmp_path / "i.json"
+    optsched.dump(inst, path)
+    assert optsched.get_method("hetero_gpu", "hare").model is None
+    assert main(["solve", str(path), "--method", "hare", "--write-model",
+                 str(tmp_path / "m.lp")]) == 0
+    captured = capsys.readouterr()
+    assert "status" in captured.out and (tmp_path / "m.1.lp").exists()
+    assert f"to {tmp_path / 'm.1.lp'}" in captured.err
+
+
+def test_write_model_over_the_size_cap_is_one_line(tmp_path, capsys):
+    """At paper scale hetero_gpu's exact model is over the cap: exit 2, one line saying why."""
+    path = tmp_path / "i.json"
+    optsched.dump(optsched.generate("hetero_gpu", "paper", 0), path)
+    assert main(["solve", str(path), "--method", "exact", "--write-model",
+                 str(tmp_path / "m.lp")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "model not built: size cap" in err[0]
+    assert not (tmp_path / "m.lp").exists()
 
 
 def test_write_model_refuses_other_suffixes(tmp_path):
