@@ -1,7 +1,7 @@
-"""cojob_network exact method, metamorphic properties (issue 13: a model is never stricter than
-its checker). Each property runs on 50 drawn tiny instances on which ``exact`` proves optimality
-(``assume`` discards the others, so hypothesis keeps drawing until 50 count) and compares two
-independent computations:
+"""cojob_network's table of the metamorphic relations (tests/metamorphic.py states them once;
+tests/models/test_metamorphic.py runs them). Each property runs on 50 drawn tiny instances on
+which ``exact`` proves optimality (``assume`` discards the others, so hypothesis keeps drawing
+until 50 count) and compares two independent computations:
 
 a. relabelling: the optimum is invariant when the cojobs are permuted, the jobs inside each cojob,
    the flows inside each job, the ingress machines and (independently) the egress machines, and
@@ -36,7 +36,7 @@ from __future__ import annotations
 import functools
 import itertools
 
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event
 from hypothesis import strategies as st
 
 from optsched import solve, verify
@@ -45,11 +45,8 @@ from optsched.problems.cojob_network import (Cojob, Instance, Job, Schedule, Seg
                                              stage_completion_times)
 from optsched.result import SolveStatus
 from optsched.simulate.flows import StageOrder, schedule_of, simulate
-from optsched.tolerance import close
 
-SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                           HealthCheck.data_too_large])
+from tests.metamorphic import Relabelling, Scaling, Table
 
 #: flow sizes: small integers, and degenerate / tolerance-edge values on purpose
 SIZES = (1.0, 2.0, 3.0, 0.5, 0.25, 1.0000005, 0.9999995, 100.0)
@@ -139,22 +136,18 @@ def _map_back(sched: Schedule, pg, pj, pf) -> Schedule:
     return Schedule(tuple(starts), segments, order, sched.policy)
 
 
-@SETTINGS
-@given(inst=tiny_instances(), data=st.data())
-def test_optimum_invariant_under_relabelling(inst, data):
-    res = _optimal(inst)
+def relabellings(data, inst: Instance) -> list[Relabelling]:
     perm = lambda n: data.draw(st.permutations(range(n)))              # noqa: E731
     pg = perm(len(inst.cojobs))
     pj = [perm(len(c.jobs)) for c in inst.cojobs]
     pf = [[perm(len(job.flows)) for job in c.jobs] for c in inst.cojobs]
     ps, pd = perm(inst.machines), perm(inst.machines)
     reverse = data.draw(st.booleans())
-    other = _relabel(inst, pg, pj, pf, ps, pd, reverse)
-    res2 = _exact(other)
-    assert res2.status is SolveStatus.OPTIMAL          # F* and the best simulated order are invariant
-    assert close(res2.objective, res.objective), (res2.objective, res.objective)
-    back = _map_back(res2.schedule, pg, pj, pf)
-    assert close(verify(inst, back), res.objective)
+    # F* and the best simulated order are invariant
+    return [Relabelling("cojobs, jobs, flows, ingress and egress machines"
+                        + (", flows reversed" if reverse else ""),
+                        _relabel(inst, pg, pj, pf, ps, pd, reverse),
+                        functools.partial(_map_back, pg=pg, pj=pj, pf=pf))]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -170,25 +163,24 @@ def _scaled(inst: Instance, c: float, with_capacity: bool) -> Instance:
     return Instance(inst.machines, cojobs, inst.capacity * (c if with_capacity else 1))
 
 
-@SETTINGS
-@given(inst=tiny_instances(), c=st.sampled_from((0.5, 2.0, 4.0, 0.25, 3.0, 10.0)),
-       with_capacity=st.booleans())
-def test_optimum_scales_with_time(inst, c, with_capacity):
-    res = _optimal(inst)
-    scaled = _scaled(inst, c, with_capacity)
-    res2 = _exact(scaled)
-    assert res2.status is SolveStatus.OPTIMAL
-    factor = 1.0 if with_capacity else c
-    assert close(res2.objective, factor * res.objective), (res2.objective, factor, res.objective)
-    s2 = res2.schedule
-    if with_capacity:     # same times, rates / c
+def _scaled_back(sched: Schedule, c: float, with_capacity: bool) -> Schedule:
+    """The scaled instance's schedule on the original: same times and rates / c, or times / c."""
+    if with_capacity:
         segs = tuple(Segment(s.t0, s.t1, tuple((*r[:4], r[4] / c) for r in s.rates))
-                     for s in s2.segments)
-        starts = s2.starts
-    else:                 # times / c, same rates
-        segs = tuple(Segment(s.t0 / c, s.t1 / c, s.rates) for s in s2.segments)
-        starts = tuple(tuple(tuple(t / c for t in st_) for st_ in job) for job in s2.starts)
-    assert close(verify(inst, Schedule(starts, segs, s2.order)), res.objective)
+                     for s in sched.segments)
+        starts = sched.starts
+    else:
+        segs = tuple(Segment(s.t0 / c, s.t1 / c, s.rates) for s in sched.segments)
+        starts = tuple(tuple(tuple(t / c for t in st_) for st_ in job) for job in sched.starts)
+    return Schedule(starts, segs, sched.order)
+
+
+def scalings(data, inst: Instance) -> list[Scaling]:
+    c = data.draw(st.sampled_from((0.5, 2.0, 4.0, 0.25, 3.0, 10.0)), "c")
+    with_capacity = data.draw(st.booleans(), "with capacity")
+    return [Scaling(f"bytes{' and capacity' if with_capacity else ', arrivals and gaps'} x {c}",
+                    _scaled(inst, c, with_capacity), factor=1.0 if with_capacity else c,
+                    back=functools.partial(_scaled_back, c=c, with_capacity=with_capacity))]
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -253,18 +245,12 @@ def neighbours(inst: Instance, sched: Schedule):
             + segs[n + 2:])
 
 
-@SETTINGS
-@given(inst=tiny_instances())
-def test_no_single_move_improves_the_optimum(inst):
-    res = _optimal(inst)
-    accepted = 0
-    for kind, cand in neighbours(inst, res.schedule):
-        if cand is None:
-            continue
-        try:
-            value = verify(inst, cand)
-        except InfeasibleSchedule:
-            continue
-        accepted += 1
-        assert value >= res.objective or close(value, res.objective), (kind, value, res.objective)
-    event(f"accepted neighbours >= 1: {accepted >= 1}")
+def single_moves(inst: Instance, sched: Schedule):
+    """The neighbours' schedules (None where a timeline move leaves no valid stage starts)."""
+    for _, cand in neighbours(inst, sched):
+        yield cand
+
+
+TABLE = Table("cojob_network", tiny_instances(), optimum=_optimal, solve=_exact,
+              relabellings=relabellings, scalings=scalings, neighbours=single_moves,
+              properties=(("relabelling",), ("scaling",), ("local",)))

@@ -1,11 +1,11 @@
-"""edge_cloud exact model (time-indexed MILP of (2)), metamorphic properties (issue 13: a model may
-never be stricter than its checker).
+"""edge_cloud's table of the metamorphic relations of its exact model (time-indexed MILP of (2));
+tests/metamorphic.py states the relations once, tests/models/test_metamorphic.py runs them.
 
 Every example is a tiny instance drawn by a hypothesis strategy (1-3 servers, 1-2 worker and PS
 types, 1-3 jobs with at most 6 job-server pairs; capacities and delays that may be 0, no
 communication cost or one as large as the compute time, per mini-batch times on the tolerance
 edge such as 1.0000005 and 0.9999995). For each example whose ``exact`` solve is proven optimal
-(others are rejected with ``assume`` and do not count), one test checks, each comparing two
+(others are rejected with ``assume`` and do not count), one property checks, each comparing two
 independent computations:
 
 a. relabelling: permuting the jobs, the servers, the worker types and the PS types at once gives
@@ -36,16 +36,17 @@ Statistics (``pytest --hypothesis-show-statistics``) count the neighbours checke
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event
 from hypothesis import strategies as st
 
 from optsched import solve
-from optsched.errors import InfeasibleSchedule
 from optsched.problems.edge_cloud import SLOT_SECONDS, Instance, Job, Run, Schedule, verify
 from optsched.result import SolveStatus
-from optsched.tolerance import close
+
+from tests.metamorphic import Relabelling, Scaling, Table
 
 TIME_LIMIT = 20.0
 BANDWIDTH = 1000.0
@@ -54,9 +55,6 @@ BANDWIDTH = 1000.0
 EDGE = (0.50000005, 0.9999995, 1.0000005)
 COMPUTE = (0.1, 0.25, 1 / 3, 0.5, 1.0) + EDGE
 COMM = (0.0, 0.25, 0.5, 1.0)                     # 2 k / B in slots
-PROPS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                        HealthCheck.data_too_large])
 
 
 @st.composite
@@ -86,18 +84,19 @@ def instances(draw) -> Instance:
                     horizon=16, cloud=(S - 1,))
 
 
-@st.composite
-def cases(draw):
-    """An instance and its transformations, all drawn before any solve (so hypothesis never
-    discards an example after paying for its solves)."""
-    inst = draw(instances())
-    perms = tuple(draw(st.permutations(range(n))) for n in (
-        len(inst.jobs), inst.n_servers, inst.n_wtypes, inst.n_ptypes))
-    return inst, perms, 2 ** draw(st.integers(1, 3)), draw(st.integers(0, 2))
-
-
 def _optimum(inst: Instance):
     return solve(inst, "exact", time_limit=TIME_LIMIT)
+
+
+def _proven(inst: Instance):
+    """The proven optimum of a drawn instance (others are rejected)."""
+    res = _optimum(inst)
+    assume(res.status is SolveStatus.OPTIMAL)
+    assert res.info.get("model_objective_agrees") is not False
+    assert verify(inst, res.schedule) == res.objective
+    if any(job.compute in EDGE for job in inst.jobs):
+        event("instance has a tolerance-edge compute time")
+    return res
 
 
 # ------------------------------------------------------------------ (a) relabelling
@@ -133,6 +132,15 @@ def _map_back(sched: Schedule, jperm, sperm) -> Schedule:
     return Schedule.single(runs)
 
 
+def relabellings(data, inst: Instance) -> list[Relabelling]:
+    """(a) jobs, servers, worker types and PS types at once."""
+    jperm, sperm, uperm, vperm = (data.draw(st.permutations(range(n))) for n in (
+        len(inst.jobs), inst.n_servers, inst.n_wtypes, inst.n_ptypes))
+    return [Relabelling("jobs, servers, worker and PS types",
+                        _relabel(inst, jperm, sperm, uperm, vperm),
+                        functools.partial(_map_back, jperm=jperm, sperm=sperm))]
+
+
 # ------------------------------------------------------------------ (b) scaling
 def _unit_scaled(inst: Instance, c: int, shift: int) -> Instance:
     """(b1): per mini-batch times / c, epochs * c (c a power of two), arrivals + shift."""
@@ -157,6 +165,18 @@ def _dilated(inst: Instance) -> Instance:
 
 def _dilate(sched: Schedule) -> Schedule:
     return Schedule.single([Run(2 * r.start - 1, 2 * r.end, r.ps, r.workers) for (r,) in sched.runs])
+
+
+def scalings(data, inst: Instance) -> list[Scaling]:
+    """(b1) work time unit: times / c, work * c, arrivals + shift -> the same optimum; (b2)
+    dilation by 2: the mapped optimum verifies at exactly 2 OPT + J (an upper bound on the dilated
+    optimum; its solve, on twice the horizon, is left out for the runtime budget)."""
+    c, shift = 2 ** data.draw(st.integers(1, 3)), data.draw(st.integers(0, 2))
+    return [Scaling(f"(b1) unit-scaled, c={c}, shift={shift}", _unit_scaled(inst, c, shift),
+                    forward=functools.partial(_shifted, shift=shift),
+                    back=functools.partial(_shifted, shift=-shift)),
+            Scaling("(b2) dilated", _dilated(inst), factor=2.0, offset=len(inst.jobs),
+                    forward=_dilate, solve=False)]
 
 
 # ------------------------------------------------------------------ (c) single moves
@@ -203,47 +223,6 @@ def _neighbours(inst: Instance, sched: Schedule):
             yield Schedule.single(runs)
 
 
-@PROPS
-@given(case=cases())
-def test_exact_metamorphic(case):
-    inst, (jperm, sperm, uperm, vperm), c, shift = case
-    res = _optimum(inst)
-    assume(res.status is SolveStatus.OPTIMAL)
-    opt = res.objective
-    assert res.info.get("model_objective_agrees") is not False
-    assert verify(inst, res.schedule) == opt
-
-    # (a) relabel jobs, servers, worker types and PS types
-    other = _relabel(inst, jperm, sperm, uperm, vperm)
-    res_a = _optimum(other)
-    assert res_a.status is SolveStatus.OPTIMAL
-    assert close(res_a.objective, opt), ("(a) relabelled optimum", res_a.objective, opt)
-    assert close(verify(inst, _map_back(res_a.schedule, jperm, sperm)), opt)
-    event("(a) relabelled optimum equal")
-
-    # (b1) work time unit: times / c, work * c, arrivals + shift -> same optimum
-    scaled = _unit_scaled(inst, c, shift)
-    assert close(verify(scaled, _shifted(res.schedule, shift)), opt)
-    res_b = _optimum(scaled)
-    assert res_b.status is SolveStatus.OPTIMAL
-    assert close(res_b.objective, opt), ("(b1) unit-scaled optimum", c, shift, res_b.objective, opt)
-    assert close(verify(inst, _shifted(res_b.schedule, -shift)), opt)
-    event("(b1) unit-scaled optimum equal")
-
-    # (b2) dilation by 2: the mapped optimum verifies at exactly 2 OPT + J (an upper bound on the
-    # dilated optimum; its solve, on twice the horizon, is left out for the runtime budget)
-    assert close(verify(_dilated(inst), _dilate(res.schedule)), 2 * opt + len(inst.jobs))
-    event("(b2) dilated optimum verifies at 2 OPT + J")
-
-    # (c) no verified single-move neighbour beats the optimum
-    checked = 0
-    for nb in _neighbours(inst, res.schedule):
-        try:
-            value = verify(inst, nb)
-        except InfeasibleSchedule:
-            continue
-        checked += 1
-        assert value >= opt or close(value, opt), ("(c) better neighbour", value, opt, nb)
-    event("(c) verified neighbours: " + ("0" if not checked else "1-9" if checked < 10 else "10+"))
-    if any(job.compute in EDGE for job in inst.jobs):
-        event("instance has a tolerance-edge compute time")
+TABLE = Table("edge_cloud", instances(), optimum=_proven, solve=_optimum,
+              relabellings=relabellings, scalings=scalings, neighbours=_neighbours,
+              properties=(("relabelling", "scaling", "local"),))

@@ -1,8 +1,8 @@
-"""elastic_cluster exact method, metamorphic properties (issue 13: a model is never stricter than
-its checker). Each property compares two independent computations on 50 drawn tiny instances
-(2-3 jobs, 1-2 servers, 1-2 worker and PS types, both architectures; degenerate and
-tolerance-edge values such as a zero update time, no gradient, a zero-capacity resource,
-0.6000005 / 0.9999995 / 1.0000005 are drawn on purpose):
+"""elastic_cluster's table of the metamorphic relations of its exact method (tests/metamorphic.py
+states them once, tests/models/test_metamorphic.py runs them). The property compares two
+independent computations on 50 drawn tiny instances (2-3 jobs, 1-2 servers, 1-2 worker and PS
+types, both architectures; degenerate and tolerance-edge values such as a zero update time, no
+gradient, a zero-capacity resource, 0.6000005 / 0.9999995 / 1.0000005 are drawn on purpose):
 
 a. relabelling: the optimum is invariant when jobs, servers, worker types, PS types and resources
    are permuted (every instance field with them); the relabelled optimum, mapped back, verifies on
@@ -33,20 +33,18 @@ c. local improvement: no single-move neighbour of the proven optimum that verify
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event
 from hypothesis import strategies as st
 
 from optsched import solve, verify
-from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import SolveStatus
-from optsched.tolerance import at_least, close
+from optsched.tolerance import close
 
-SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                           HealthCheck.data_too_large])
+from tests.metamorphic import Relabelling, Scaling, Table, with_fields
 
 EDGE_TIMES = (0.6000005, 0.9999995, 1.0000005, 0.5, 0.25)
 
@@ -94,13 +92,8 @@ def _optimum(inst: Instance):
     assert r.status is SolveStatus.OPTIMAL, (r.status, inst.to_dict())
     assert close(verify(inst, r.schedule), r.objective)
     assert close(r.info["model_objective"], r.objective), (r.info, inst.to_dict())
+    event(f"architecture {inst.architecture}")
     return r
-
-
-def _with(inst: Instance, **changes) -> Instance:
-    d = inst.to_dict()
-    d.update(changes)
-    return Instance.from_dict(d)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -121,11 +114,11 @@ def relabel(inst: Instance, jobs, servers, wtypes, ptypes, res) -> Instance:
     def types(ts, perm):
         return [dict(ts[t], demand=[ts[t]["demand"][r] for r in res]) for t in perm]
 
-    return _with(inst, jobs=new_jobs,
-                 capacity=[[d["capacity"][h][r] for r in res] for h in servers],
-                 resources=[d["resources"][r] for r in res],
-                 worker_types=types(d["worker_types"], wtypes),
-                 ps_types=types(d["ps_types"], ptypes) if inst.is_ps else [])
+    return with_fields(inst, jobs=new_jobs,
+                       capacity=[[d["capacity"][h][r] for r in res] for h in servers],
+                       resources=[d["resources"][r] for r in res],
+                       worker_types=types(d["worker_types"], wtypes),
+                       ps_types=types(d["ps_types"], ptypes) if inst.is_ps else [])
 
 
 def map_back(schedule: Schedule, jobs, servers, wtypes, ptypes) -> Schedule:
@@ -142,11 +135,16 @@ def map_back(schedule: Schedule, jobs, servers, wtypes, ptypes) -> Schedule:
     return Schedule(tuple(plans))
 
 
-def check_relabelling(inst: Instance, opt: float, perms: dict) -> None:
-    r = _optimum(relabel(inst, **perms))
-    back = map_back(r.schedule, perms["jobs"], perms["servers"], perms["wtypes"], perms["ptypes"])
-    assert close(verify(inst, back), r.objective)
-    assert close(r.objective, opt), f"relabelling {perms}: {r.objective} != {opt}"
+def relabellings(data, inst: Instance) -> list[Relabelling]:
+    """Jobs, servers, worker types, PS types and resources, each drawn independently."""
+    perms = dict(jobs=data.draw(st.permutations(range(len(inst.jobs))), "job perm"),
+                 servers=data.draw(st.permutations(range(inst.n_servers)), "server perm"),
+                 wtypes=data.draw(st.permutations(range(len(inst.worker_types))), "worker types"),
+                 ptypes=data.draw(st.permutations(range(len(inst.ps_types))), "PS types"),
+                 res=data.draw(st.permutations(range(inst.n_res)), "resources"))
+    back = functools.partial(map_back, jobs=perms["jobs"], servers=perms["servers"],
+                             wtypes=perms["wtypes"], ptypes=perms["ptypes"])
+    return [Relabelling(f"relabelling {perms}", relabel(inst, **perms), back)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -159,20 +157,24 @@ def transform(inst: Instance, c: float, delta: int) -> Instance:
                  epochs=jd["epochs"] * 2, compute=[x / 2 for x in jd["compute"]],
                  update=[x / 2 for x in jd["update"]], grad_size=jd["grad_size"] / 2)
             for jd in d["jobs"]]
-    return _with(inst, jobs=jobs)
+    return with_fields(inst, jobs=jobs)
 
 
-def check_scaling(inst: Instance, opt: float, schedule: Schedule, c: float, delta: int) -> None:
+def _shifted(schedule: Schedule, delta: int) -> Schedule:
+    return Schedule(tuple(dataclasses.replace(p, start=p.start + delta) for p in schedule.plans))
+
+
+def scalings(data, inst: Instance) -> list[Scaling]:
+    """OPT' = c (OPT + delta sum_j w_j); the original optimum shifted by delta verifies at it."""
+    c = data.draw(st.sampled_from((2.0, 3.0, 0.5)), "c")
+    delta = data.draw(st.integers(0, 2), "delta")
     new = transform(inst, c, delta)
-    expected = c * (opt + delta * sum(job.weight for job in inst.jobs))
     for j in range(len(inst.jobs)):  # durations agree bit for bit (the reason this is exact)
         for m, p, q, n, dur in inst.configurations(j):
             assert new.duration(j, m, p, n, q) == dur
-    shifted = Schedule(tuple(dataclasses.replace(p, start=p.start + delta)
-                             for p in schedule.plans))
-    assert close(verify(new, shifted), expected)
-    r = _optimum(new)
-    assert close(r.objective, expected), f"c={c}, delta={delta}: {r.objective} != {expected}"
+    return [Scaling(f"c={c}, delta={delta}", new, factor=c,
+                    offset=c * delta * sum(job.weight for job in inst.jobs),
+                    forward=functools.partial(_shifted, delta=delta))]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -227,34 +229,6 @@ def neighbours(inst: Instance, schedule: Schedule):
                     yield Schedule(schedule.plans[:j] + (new,) + schedule.plans[j + 1:])
 
 
-def check_local_improvement(inst: Instance, opt: float, schedule: Schedule) -> None:
-    accepted = 0
-    for nb in neighbours(inst, schedule):
-        try:
-            value = verify(inst, nb)
-        except InfeasibleSchedule:
-            continue
-        accepted += 1
-        assert at_least(value, opt) or close(value, opt), \
-            f"neighbour {nb.to_dict()} verifies at {value} < OPT {opt} on {inst.to_dict()}"
-    event(f"verified neighbours > 0: {accepted > 0}")
-
-
-@SETTINGS
-@given(inst=tiny_instances(), data=st.data())
-def test_exact_metamorphic(inst, data):
-    r = _optimum(inst)
-    opt = r.objective
-    event(f"architecture {inst.architecture}")
-    # a.
-    perms = dict(jobs=data.draw(st.permutations(range(len(inst.jobs))), "job perm"),
-                 servers=data.draw(st.permutations(range(inst.n_servers)), "server perm"),
-                 wtypes=data.draw(st.permutations(range(len(inst.worker_types))), "worker types"),
-                 ptypes=data.draw(st.permutations(range(len(inst.ps_types))), "PS types"),
-                 res=data.draw(st.permutations(range(inst.n_res)), "resources"))
-    check_relabelling(inst, opt, perms)
-    # b.
-    check_scaling(inst, opt, r.schedule, data.draw(st.sampled_from((2.0, 3.0, 0.5)), "c"),
-                  data.draw(st.integers(0, 2), "delta"))
-    # c.
-    check_local_improvement(inst, opt, r.schedule)
+TABLE = Table("elastic_cluster", tiny_instances(), optimum=_optimum, solve=_optimum,
+              relabellings=relabellings, scalings=scalings, neighbours=neighbours,
+              properties=(("relabelling", "scaling", "local"),))

@@ -1,7 +1,8 @@
-"""hetero_gpu exact method, metamorphic properties (issue 13: a model is never stricter than its
-checker). Each property compares two independent computations on >= 50 drawn tiny instances (1-3
-GPUs, 1-3 jobs, <= 5 tasks; degenerate values drawn on purpose: one GPU, arrival 0, T^s = 0, identical
-jobs, a GPU 100x faster, times 1.0000005 / 0.9999995 at the tolerance's edge):
+"""hetero_gpu's table of the metamorphic relations of its exact method (tests/metamorphic.py states
+them once, tests/models/test_metamorphic.py runs them). Each property compares two independent
+computations on >= 50 drawn tiny instances (1-3 GPUs, 1-3 jobs, <= 5 tasks; degenerate values
+drawn on purpose: one GPU, arrival 0, T^s = 0, identical jobs, a GPU 100x faster, times
+1.0000005 / 0.9999995 at the tolerance's edge):
 
 a. relabelling: the optimum is invariant when the jobs are permuted and when the GPUs are permuted
    (the columns of T^c / T^s and the type names with them); the relabelled optimum, mapped back,
@@ -30,35 +31,22 @@ c. local improvement: no single-move neighbour of the proven optimum that verify
 
 from __future__ import annotations
 
-import itertools
-from collections import Counter
+import functools
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume
 from hypothesis import strategies as st
 
-from optsched import solve, verify
-from optsched.errors import InfeasibleSchedule
+from optsched import solve
 from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun
 from optsched.result import SolveStatus
-from optsched.tolerance import close
 
-SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                           HealthCheck.data_too_large])
+from tests.metamorphic import Relabelling, Scaling, Table
+
 MAX_TASKS = 5
 TIMES = (1.0, 2.0, 3.0, 0.5, 4.0, 1.0000005, 0.9999995, 100.0)
 SYNCS = (0.0, 1.0, 0.5, 2.0, 0.9999995)
 ARRIVALS = (0.0, 1.0, 2.0, 0.5, 0.9999995, 3.0)
 WEIGHTS = (1.0, 2.0, 5.0, 0.5, 1.0000005)
-#: proven optima each property checked (asserted >= 50 after each property's run)
-CHECKED: Counter = Counter()
-
-
-def run_property(name: str, prop) -> None:
-    """Run hypothesis property ``prop`` (@SETTINGS @given) and require 50 proven optima checked."""
-    CHECKED[name] = 0
-    prop()
-    assert CHECKED[name] >= 50, CHECKED
 
 
 @st.composite
@@ -95,11 +83,6 @@ def optimum(inst: Instance):
     return result
 
 
-def not_better(value: float, reference: float) -> bool:
-    """``value`` (a cost) is not better than ``reference`` beyond the tolerance."""
-    return value >= reference or close(value, reference)
-
-
 # --- a. relabelling -----------------------------------------------------------------------------
 
 def relabel(inst: Instance, job_perm, gpu_perm) -> Instance:
@@ -119,21 +102,14 @@ def map_back(schedule: Schedule, job_perm, gpu_perm) -> Schedule:
                           for t in schedule.runs))
 
 
-@SETTINGS
-@given(inst=tiny_instances(), data=st.data())
-def relabelling_keeps_the_optimum(inst, data):
-    base = optimum(inst)
+def relabellings(data, inst: Instance) -> list[Relabelling]:
+    """The jobs permuted, then (separately) the GPUs."""
     job_perm = data.draw(st.permutations(range(len(inst.jobs))))
     gpu_perm = data.draw(st.permutations(range(inst.n_gpus)))
-    for jp, gp in ((job_perm, list(range(inst.n_gpus))), (list(range(len(inst.jobs))), gpu_perm)):
-        other = optimum(relabel(inst, jp, gp))
-        assert close(other.objective, base.objective), (jp, gp, other.objective, base.objective)
-        assert close(verify(inst, map_back(other.schedule, jp, gp)), base.objective)
-    CHECKED["relabelling"] += 1
-
-
-def test_relabelling_jobs_and_gpus_keeps_the_optimum():
-    run_property("relabelling", relabelling_keeps_the_optimum)
+    return [Relabelling(f"jobs {jp}, GPUs {gp}", relabel(inst, jp, gp),
+                        functools.partial(map_back, job_perm=jp, gpu_perm=gp))
+            for jp, gp in ((job_perm, list(range(inst.n_gpus))),
+                           (list(range(len(inst.jobs))), gpu_perm))]
 
 
 # --- b. scaling ---------------------------------------------------------------------------------
@@ -144,20 +120,17 @@ def scaled(inst: Instance, c: float, lam: float) -> Instance:
             tuple(t * c for t in j.train_time), tuple(t * c for t in j.sync_time)) for j in inst.jobs))
 
 
-@SETTINGS
-@given(inst=tiny_instances(), c=st.sampled_from((3.0, 0.37, 1e-3, 1e3, 1e-7, 1e7, 1e9, 0.25)),
-       lam=st.sampled_from((1.0, 7.0, 0.01, 1e4)))
-def scaling_scales_the_optimum(inst, c, lam):
-    base = optimum(inst)
-    other = optimum(scaled(inst, c, lam))
-    assert close(other.objective / (c * lam), base.objective), (other.objective, base.objective)
-    back = Schedule(tuple(TaskRun(t.job, t.round, t.task, t.gpu, t.start / c) for t in other.schedule.runs))
-    assert close(verify(inst, back), base.objective)
-    CHECKED["scaling"] += 1
+def _scaled_back(schedule: Schedule, c: float) -> Schedule:
+    return Schedule(tuple(TaskRun(t.job, t.round, t.task, t.gpu, t.start / c)
+                          for t in schedule.runs))
 
 
-def test_scaling_times_and_weights_scales_the_optimum():
-    run_property("scaling", scaling_scales_the_optimum)
+def scalings(data, inst: Instance) -> list[Scaling]:
+    """Times x c, weights x lambda: OPT' = c lambda OPT, compared in the original's units."""
+    c = data.draw(st.sampled_from((3.0, 0.37, 1e-3, 1e3, 1e-7, 1e7, 1e9, 0.25)), "c")
+    lam = data.draw(st.sampled_from((1.0, 7.0, 0.01, 1e4)), "lam")
+    return [Scaling(f"times x {c}, weights x {lam}", scaled(inst, c, lam), factor=c * lam,
+                    unit=c * lam, back=functools.partial(_scaled_back, c=c))]
 
 
 # --- c. local improvement -----------------------------------------------------------------------
@@ -206,26 +179,13 @@ def neighbours(inst: Instance, schedule: Schedule):
         yield retime(inst, swapped, gpu)
 
 
-@SETTINGS
-@given(inst=tiny_instances())
-def no_neighbour_beats_the_optimum(inst):
-    best = optimum(inst)
-    checked = 0
-    for other in itertools.chain([retime(inst, [t.key for t in sorted(best.schedule.runs,
-                                                                      key=lambda t: (t.start, t.key))],
-                                         {t.key: t.gpu for t in best.schedule.runs})],
-                                 neighbours(inst, best.schedule)):
-        if other is None:
-            continue
-        try:
-            value = verify(inst, other)
-        except InfeasibleSchedule:
-            continue
-        checked += 1
-        assert not_better(value, best.objective), (other, value, best.objective)
-    assert checked >= 1  # the re-timed optimum itself always verifies
-    CHECKED["local"] += 1
+def neighbours_and_optimum(inst: Instance, schedule: Schedule):
+    """The optimum re-timed (it always verifies), then its single-move neighbours."""
+    order = [t.key for t in sorted(schedule.runs, key=lambda t: (t.start, t.key))]
+    yield retime(inst, order, {t.key: t.gpu for t in schedule.runs})
+    yield from neighbours(inst, schedule)
 
 
-def test_no_single_move_neighbour_beats_the_optimum():
-    run_property("local", no_neighbour_beats_the_optimum)
+TABLE = Table("hetero_gpu", tiny_instances(), optimum=optimum, solve=optimum,
+              relabellings=relabellings, scalings=scalings, neighbours=neighbours_and_optimum,
+              properties=(("relabelling",), ("scaling",), ("local",)), optimum_is_a_neighbour=True)

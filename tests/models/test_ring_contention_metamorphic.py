@@ -1,5 +1,6 @@
-"""ring_contention exact method, metamorphic properties (issue 13: a model is never stricter than
-its checker). Each property compares two independent computations on >= 50 drawn tiny instances:
+"""ring_contention's table of the metamorphic relations of its exact method (tests/metamorphic.py
+states them once, tests/models/test_metamorphic.py runs them). The property compares two
+independent computations on >= 50 drawn tiny instances:
 
 a. relabelling: the optimum is invariant when the jobs are permuted, and when the servers are
    permuted (capacities and placement vectors with them); the relabelled optimum, mapped back,
@@ -28,22 +29,21 @@ c. local improvement: no single-move neighbour of the proven optimum that verify
 
 from __future__ import annotations
 
+import functools
 import itertools
 
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event
 from hypothesis import strategies as st
 
 from optsched import solve, verify
-from optsched.errors import InfeasibleSchedule, InvalidInstance
+from optsched.errors import InvalidInstance
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Instance, Schedule
 from optsched.result import SolveStatus
 from optsched.solvers.highs import solve_model
-from optsched.tolerance import at_least, close
+from optsched.tolerance import close
 
-SETTINGS = settings(max_examples=50, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                           HealthCheck.data_too_large])
+from tests.metamorphic import Relabelling, Scaling, Table, with_fields
 
 
 def _floats(lo: float, hi: float):
@@ -109,41 +109,48 @@ def _optimum(inst: Instance):
     return r
 
 
-def _with(inst: Instance, **changes) -> Instance:
-    d = inst.to_dict()
-    d.update(changes)
-    return Instance.from_dict(d)
-
-
 # ----------------------------------------------------------------------------------------------
 # a. relabelling
 # ----------------------------------------------------------------------------------------------
 
-def check_job_relabelling(inst: Instance, opt: float, perm: list[int]) -> None:
+def _jobs_back(schedule: Schedule, perm: list[int]) -> Schedule:
     """Job i of the relabelled instance is job perm[i] of the original."""
-    d = inst.to_dict()
-    relabelled = _with(inst, jobs=[d["jobs"][k] for k in perm])
-    r = _optimum(relabelled)
     starts, places = [None] * len(perm), [None] * len(perm)
     for i, k in enumerate(perm):
-        starts[k], places[k] = r.schedule.starts[i], r.schedule.placements[i]
-    back = Schedule(tuple(starts), tuple(places))
-    assert verify(inst, back) == r.objective
-    assert close(r.objective, opt), f"job relabelling {perm}: {r.objective} != {opt}"
+        starts[k], places[k] = schedule.starts[i], schedule.placements[i]
+    return Schedule(tuple(starts), tuple(places))
 
 
-def check_server_relabelling(inst: Instance, opt: float, perm: list[int]) -> None:
+def _servers_back(schedule: Schedule, perm: list[int]) -> Schedule:
     """Server i of the relabelled instance is server perm[i] of the original."""
-    relabelled = _with(inst, servers=[inst.servers[s] for s in perm])
-    r = _optimum(relabelled)
     back = []
-    for c in r.schedule.placements:
+    for c in schedule.placements:
         orig = [0] * len(perm)
         for i, s in enumerate(perm):
             orig[s] = c[i]
         back.append(tuple(orig))
-    assert verify(inst, Schedule(r.schedule.starts, tuple(back))) == r.objective
-    assert close(r.objective, opt), f"server relabelling {perm}: {r.objective} != {opt}"
+    return Schedule(schedule.starts, tuple(back))
+
+
+def _moved(perm: list[int]) -> list[int]:
+    """``perm``, or a rotation when it is the identity."""
+    return perm[1:] + perm[:1] if perm == sorted(perm) else perm
+
+
+def relabellings(data, inst: Instance) -> list[Relabelling]:
+    """The jobs, then the servers (a drawn identity is replaced by a rotation; one server has
+    nothing to relabel)."""
+    perm = _moved(data.draw(st.permutations(range(len(inst.jobs))), "job perm"))
+    d = inst.to_dict()
+    out = [Relabelling(f"jobs {perm}", with_fields(inst, jobs=[d["jobs"][k] for k in perm]),
+                       functools.partial(_jobs_back, perm=perm))]
+    if inst.n_servers > 1:
+        perm = _moved(data.draw(st.permutations(range(inst.n_servers)), "server perm"))
+        relabelled = with_fields(inst, servers=[inst.servers[s] for s in perm])
+        out.append(Relabelling(f"servers {perm}", relabelled,
+                               functools.partial(_servers_back, perm=perm)))
+    event(f"servers relabelled: {inst.n_servers > 1}")
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -155,8 +162,8 @@ def refine(inst: Instance, k: int) -> Instance:
     d = inst.to_dict()
     jobs = [dict(jd, iterations=jd["iterations"] * k, fp_time=jd["fp_time"] / k,
                  bp_time=jd["bp_time"] / k) for jd in d["jobs"]]
-    return _with(inst, jobs=jobs, xi2=inst.xi2 / k, bw_inter=inst.bw_inter * k,
-                 bw_intra=inst.bw_intra * k, reduce_speed=inst.reduce_speed * k)
+    return with_fields(inst, jobs=jobs, xi2=inst.xi2 / k, bw_inter=inst.bw_inter * k,
+                       bw_intra=inst.bw_intra * k, reduce_speed=inst.reduce_speed * k)
 
 
 def speeds_scale_exactly(inst: Instance, fine: Instance, k: int) -> bool:
@@ -171,18 +178,19 @@ def speeds_scale_exactly(inst: Instance, fine: Instance, k: int) -> bool:
     return True
 
 
-def check_scaling(inst: Instance, opt: float, schedule: Schedule, k: int) -> None:
+def _same(schedule: Schedule) -> Schedule:
+    """Slots and placements are unchanged by the refinement: a schedule maps to itself."""
+    return schedule
+
+
+def scalings(data, inst: Instance) -> list[Scaling]:
+    """k sub-iterations per iteration: the original optimum is at least as fast relative to its
+    work (OPT' <= OPT), and OPT' = OPT where phi' = k phi everywhere."""
+    k = data.draw(st.sampled_from((2, 4)), "k")
     fine = refine(inst, k)
     exact_scaling = speeds_scale_exactly(inst, fine, k)
     event(f"scaling exact (phi' = k phi everywhere): {exact_scaling}")
-    same = verify(fine, schedule)  # the original optimum runs at least as fast relative to work
-    assert same <= opt
-    r = _optimum(fine)
-    assert r.objective <= same, f"k={k}: refined optimum {r.objective} > {same} (verified)"
-    if exact_scaling:
-        assert same == opt
-        assert close(r.objective, opt), f"k={k}: exact refinement changed OPT {opt} -> {r.objective}"
-        assert verify(inst, r.schedule) == r.objective  # and the refined optimum maps back
+    return [Scaling(f"k={k}", fine, exact=exact_scaling, forward=_same, back=_same)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -212,43 +220,21 @@ def neighbours(inst: Instance, s: Schedule):
             yield Schedule(tuple(starts), s.placements)
 
 
-def check_local_improvement(inst: Instance, opt: float, schedule: Schedule, closed_by_lb: bool) -> None:
-    accepted = 0
-    for nb in neighbours(inst, schedule):
-        try:
-            value = verify(inst, nb)
-        except InfeasibleSchedule:
-            continue
-        accepted += 1
-        assert at_least(value, opt) or close(value, opt), f"neighbour {nb} verifies at {value} < {opt}"
-    event(f"verified neighbours > 0: {accepted > 0}")
-    m1 = rm.build_exact(inst, int(opt))  # no lower bound: the model alone must reach OPT
+def model_alone_reaches_the_optimum(inst: Instance, r) -> None:
+    """M1 built with horizon = OPT and no lower bound (the model itself, not the lower-bound
+    shortcut of ``exact``) finds a schedule of makespan OPT, and with OPT - 1 is infeasible when
+    ``exact`` closed the instance by its lower bound."""
+    opt = r.objective
+    event(f"exact closed by lower bound: {'closed_by' in r.info}")
+    m1 = rm.build_exact(inst, int(opt))
     rep = solve_model(m1)
     assert rep.status is SolveStatus.OPTIMAL and close(rep.objective, opt), (rep.status, rep.objective)
     assert verify(inst, rm.extract_schedule(inst, m1)) == opt
-    if closed_by_lb and opt > 1:  # exact proved OPT by its lower bound: M1 must agree independently
+    if "closed_by" in r.info and opt > 1:  # exact proved OPT by its lower bound: M1 must agree
         assert solve_model(rm.build_exact(inst, int(opt) - 1)).status is SolveStatus.INFEASIBLE
 
 
-def _moved(perm: list[int]) -> list[int]:
-    """``perm``, or a rotation when it is the identity."""
-    return perm[1:] + perm[:1] if perm == sorted(perm) else perm
-
-
-@SETTINGS
-@given(inst=tiny_instances(), data=st.data())
-def test_exact_metamorphic(inst, data):
-    r = _optimum(inst)
-    opt = r.objective
-    event(f"exact closed by lower bound: {'closed_by' in r.info}")
-    # a. (a drawn identity is replaced by a rotation; one server has nothing to relabel)
-    check_job_relabelling(inst, opt, _moved(data.draw(st.permutations(range(len(inst.jobs))),
-                                                      "job perm")))
-    if inst.n_servers > 1:
-        check_server_relabelling(inst, opt, _moved(data.draw(st.permutations(range(inst.n_servers)),
-                                                             "server perm")))
-    event(f"servers relabelled: {inst.n_servers > 1}")
-    # b.
-    check_scaling(inst, opt, r.schedule, data.draw(st.sampled_from((2, 4)), "k"))
-    # c.
-    check_local_improvement(inst, opt, r.schedule, "closed_by" in r.info)
+TABLE = Table("ring_contention", tiny_instances(), optimum=_optimum, solve=_optimum,
+              relabellings=relabellings, scalings=scalings, neighbours=neighbours,
+              properties=(("relabelling", "scaling", "local", "own"),), exact_objective=True,
+              own=model_alone_reaches_the_optimum)
