@@ -267,7 +267,7 @@ def build_pattern(instance: Instance, columns: list["Column"], *, relax: bool = 
     for k, col in enumerate(columns):
         by_job.setdefault(col.job, []).append(k)
     m.one = pyo.Constraint(sorted(by_job), rule=lambda _, j: sum(m.x[k] for k in by_job[j]) == 1)
-    wc, pc = _cells(instance, columns)
+    wc, pc = capacity_cells(instance, columns)
     m.cap_w = pyo.Constraint(
         [c for c, v in wc.items() if sum(n for _, n in v) > instance.workers[c[0]][c[1]]],
         rule=lambda _, s, u, t: sum(n * m.x[k] for k, n in wc[s, u, t]) <= instance.workers[s][u])
@@ -349,7 +349,7 @@ def enumerate_columns(instance: Instance, jobs: list[int], tau: int, *,
     return cols
 
 
-def _cells(instance: Instance, columns: list[Column]):
+def capacity_cells(instance: Instance, columns: list[Column]):
     """(4a)/(4b) cells touched by the columns: {(s,u,t): [(col, gamma)]}, {(s,v,t): [col]}."""
     wc: dict[tuple, list] = {}
     pc: dict[tuple, list] = {}
@@ -368,7 +368,7 @@ def build_packing(instance: Instance, columns: list[Column], *, relax: bool = Fa
     m = pyo.ConcreteModel()
     m.L = pyo.RangeSet(0, len(columns) - 1)
     m.chi = pyo.Var(m.L, domain=pyo.NonNegativeReals if relax else pyo.Binary)
-    wc, pc = _cells(instance, columns)
+    wc, pc = capacity_cells(instance, columns)
     m.a = pyo.Constraint(list(wc), rule=lambda _, s, u, t: sum(n * m.chi[k] for k, n in wc[s, u, t])
                          <= instance.workers[s][u])                            # (4a)
     m.b = pyo.Constraint(list(pc), rule=lambda _, s, v, t: sum(m.chi[k] for k in pc[s, v, t])
@@ -384,7 +384,7 @@ def build_dual(instance: Instance, columns: list[Column], jobs: list[int]) -> py
     """Dual (5) of the LP relaxation of (4): min ``sum eta + sum lambda W + sum mu P`` s.t. (5a)
     ``eta_j >= 1 - cost_l(lambda, mu)`` for every column, (5b) non-negativity. Prices exist on the
     cells the columns touch (other cells would take 0 at the optimum)."""
-    wc, pc = _cells(instance, columns)
+    wc, pc = capacity_cells(instance, columns)
     m = pyo.ConcreteModel()
     m.eta = pyo.Var(jobs, domain=pyo.NonNegativeReals)
     m.lam = pyo.Var(list(wc), domain=pyo.NonNegativeReals)

@@ -285,9 +285,9 @@ class _Incidence:
 def _incidence(instance: Instance, columns: list["Column"]) -> _Incidence:
     from scipy import sparse
 
-    from optsched.models.edge_cloud import _cells
+    from optsched.models.edge_cloud import capacity_cells
 
-    wc, pc = _cells(instance, columns)
+    wc, pc = capacity_cells(instance, columns)
     rows, cols, vals, caps = [], [], [], []
     for r, (cell, entries) in enumerate(wc.items()):
         caps.append(instance.workers[cell[0]][cell[1]])
