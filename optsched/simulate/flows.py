@@ -110,8 +110,6 @@ def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
     list of float
         The rate of each flow.
     """
-    cap = [float(capacity)] * n_ports
-    rate = [0.0] * len(src)
     groups: dict[Hashable, list[int]] = {}
     for f, c in enumerate(cls):
         members = groups.get(c)
@@ -119,6 +117,15 @@ def allocate(src, dst, cls, n_ports: int, capacity: float) -> list[float]:
             groups[c] = [f]
         else:
             members.append(f)
+    return allocate_groups(src, dst, groups, n_ports, capacity)
+
+
+def allocate_groups(src, dst, groups: dict[Hashable, list[int]], n_ports: int,
+                    capacity: float) -> list[float]:
+    """:func:`allocate` with the flows already grouped by class (``groups[c]``: the flows of class
+    ``c`` in increasing index order); the simulator builds the groups job by job."""
+    cap = [float(capacity)] * n_ports
+    rate = [0.0] * len(src)
     count = [0] * n_ports
     for c in sorted(groups):  # type: ignore[type-var]  # class keys are comparable numbers/tuples
         _fill(groups[c], src, dst, cap, rate, count)
@@ -136,10 +143,19 @@ def _fill(members: list[int], src, dst, cap: list[float], rate: list[float],
 
     The arithmetic is that of the first version (kept in tests/simulate/reference_flows.py): the
     same heap order, the same subtractions in the same order, ``max(v, 0.0)`` written as
-    ``0.0 if 0.0 > v else v`` (the value ``max`` returns), so every rate is bit-identical.
+    ``0.0 if 0.0 > v else v`` (the value ``max`` returns), so every rate is bit-identical. The
+    heap gets one entry per port whose share changed in a round, not one per flow: the ports are
+    taken in the order of their current shares either way (an entry is used only while it equals
+    its port's current share), and each port's subtractions are the same, in the same order. A flow
+    with a port already at capacity 0 is left at rate 0 up front: its port has share 0, the least
+    there is, so the first version fixed it at rate 0 before any other port, subtracting 0 from
+    its other port (no change but a smaller count, which the filtered count gives directly).
     """
     by_port: dict[int, list[int]] = {}
-    for f in members:
+    live = [f for f in members if cap[src[f]] > 0.0 and cap[dst[f]] > 0.0]
+    if not live:
+        return
+    for f in live:
         for p in (src[f], dst[f]):
             fs = by_port.get(p)
             if fs is None:
@@ -151,31 +167,31 @@ def _fill(members: list[int], src, dst, cap: list[float], rate: list[float],
     heap = [(cap[p] / len(fs), p) for p, fs in by_port.items()]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
-    done = dict.fromkeys(members, False)
+    done = dict.fromkeys(live, False)
     while heap:
         share, p = pop(heap)
         n = count[p]
         if n == 0 or share != cap[p] / n:
             continue  # stale entry
         x = 0.0 if 0.0 > share else share
+        touched = set()
         for f in by_port[p]:
             if done[f]:
                 continue
             done[f] = True
             rate[f] = x
-            q = src[f]
+            v = cap[p] - x
+            cap[p] = 0.0 if 0.0 > v else v
+            q = src[f] if dst[f] == p else dst[f]       # the flow's other port (src < P <= dst)
             v = cap[q] - x
             cap[q] = 0.0 if 0.0 > v else v
-            n_q = count[q] = count[q] - 1
-            if q != p and n_q > 0:
-                push(heap, (cap[q] / n_q, q))
-            q = dst[f]
-            v = cap[q] - x
-            cap[q] = 0.0 if 0.0 > v else v
-            n_q = count[q] = count[q] - 1
-            if q != p and n_q > 0:
-                push(heap, (cap[q] / n_q, q))
+            count[q] -= 1
+            touched.add(q)
         count[p] = 0
+        for q in touched:
+            n_q = count[q]
+            if n_q > 0:
+                push(heap, (cap[q] / n_q, q))
     for p in by_port:
         count[p] = 0
 
@@ -257,20 +273,41 @@ class Simulator:
                          self.n_alloc, time.perf_counter() - wall)
 
     def _advance(self, classes: dict) -> None:
-        keys, src, dst, cls, sizes = [], [], [], [], []
+        """Rates for every in-flight flow (:func:`allocate`), then move to the next event.
+
+        Flows are listed job by job (``chunks``: job, its remaining bytes, the indices of its
+        flows with bytes left, their offset) in the order of the first version, and grouped by
+        their job's class as they are listed."""
+        src: list[int] = []
+        dst: list[int] = []
+        sizes: list[float] = []
+        chunks = []
+        groups: dict[Hashable, list[int]] = {}
         ports = self._ports
         for job, rem in self.rem.items():
             s_ports, d_ports, _ = ports[job]
+            off = len(src)
+            if min(rem) > 0:                   # the common case: every flow has bytes left
+                fl: range | list[int] = range(len(rem))
+                src += s_ports
+                dst += d_ports
+                sizes += rem
+            else:
+                fl = [f for f, left in enumerate(rem) if left > 0]
+                src += [s_ports[f] for f in fl]
+                dst += [d_ports[f] for f in fl]
+                sizes += [rem[f] for f in fl]
+            if not fl:
+                continue
+            chunks.append((job, rem, fl, off))
             c = classes[job]
-            g, j = job
-            for f, left in enumerate(rem):
-                if left > 0:
-                    keys.append((g, j, f))
-                    src.append(s_ports[f])
-                    dst.append(d_ports[f])
-                    cls.append(c)
-                    sizes.append(left)
-        rate = allocate(src, dst, cls, 2 * self.inst.machines, self.inst.capacity) if keys else []
+            members = groups.get(c)
+            if members is None:
+                groups[c] = list(range(off, len(src)))
+            else:
+                members += range(off, len(src))
+        rate = allocate_groups(src, dst, groups, 2 * self.inst.machines,
+                               self.inst.capacity) if src else []
         self.n_alloc += 1
         dt = math.inf
         for left, r in zip(sizes, rate):
@@ -281,7 +318,7 @@ class Simulator:
         dt = min(dt, self._next_timed() - self.t)
         if not math.isfinite(dt):
             raise RuntimeError(f"simulator deadlock at t={self.t}: no flow has a rate")
-        self._move(keys, rate, dt)
+        self._move(chunks, rate, dt)
 
     def _next_timed(self) -> float:
         nxt = math.inf
@@ -291,25 +328,35 @@ class Simulator:
             nxt = min(nxt, self.inst.cojobs[self._arrivals[0]].arrival)
         return nxt
 
-    def _move(self, keys, rate, dt: float) -> None:
+    def _move(self, chunks, rate, dt: float) -> None:
+        """Advance ``dt`` at ``rate`` (job by job, flows in order, the arithmetic of the first
+        version); record the segment; finish the coflows left without bytes."""
         t1 = self.t + dt
         if self.record and dt > 0:
-            seg = tuple((g, j, self.iteration[g][j], f, r) for (g, j, f), r in zip(keys, rate) if r > 0)
-            self.segments.append((self.t, t1, seg))
-        done = set()
-        all_rem, ports, sent, stage = self.rem, self._ports, self.sent, self.stage
-        for (g, j, f), r in zip(keys, rate):
-            if r <= 0:
-                continue
-            rem = all_rem[g, j]
-            size = ports[g, j][2][f]
-            moved = r * dt
-            rem[f] -= moved
-            sent[g][j][stage[g]] += moved
-            if rem[f] <= 1e-9 * size or rem[f] <= moved * 1e-12:
-                rem[f] = 0.0
-                if not any(x > 0 for x in rem):
-                    done.add((g, j))
+            seg = []
+            for (g, j), _, fl, off in chunks:
+                it = self.iteration[g][j]
+                seg += [(g, j, it, f, r) for f, r in zip(fl, rate[off:off + len(fl)]) if r > 0]
+            self.segments.append((self.t, t1, tuple(seg)))
+        done = []
+        ports, sent, stage = self._ports, self.sent, self.stage
+        for job, rem, fl, off in chunks:
+            g, j = job
+            size = ports[job][2]
+            row, k = sent[g][j], stage[g]
+            acc, ended = row[k], False
+            for f, r in zip(fl, rate[off:off + len(fl)]):
+                if r <= 0:
+                    continue
+                moved = r * dt
+                v = rem[f] - moved
+                acc += moved
+                if v <= 1e-9 * size[f] or v <= moved * 1e-12:
+                    v, ended = 0.0, True
+                rem[f] = v
+            row[k] = acc
+            if ended and not any(x > 0 for x in rem):
+                done.append(job)
         self.t = t1
         for g, j in sorted(done):
             self._coflow_done(g, j)

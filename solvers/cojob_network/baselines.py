@@ -17,11 +17,11 @@ from optsched.result import Outcome
 from optsched.simulate.flows import FairShare, Policy
 from optsched.solvers.cojob_network.algorithm import (
     Grouper,
+    TIE,
     PdaParams,
     check_choice,
     grouper,
     pda,
-    pda_order,
     pda_policy,
     simulated,
 )
@@ -108,15 +108,68 @@ class Sincronia:
         if any(e[0] in ("coflow_start", "coflow_end") for e in events):
             loads, P = {}, self.inst.machines
             for g, j in sim.communicating():
-                load = np.zeros(2 * P)
+                load = [0.0] * (2 * P)
                 for (s, d, x), left in zip(self.inst.cojobs[g].jobs[j].flows, sim.rem[g, j]):
                     left = x if self.full else left
                     load[s] += left
                     load[P + d] += left
                 loads[g, j] = load
-            order, _ = pda_order(loads, {a: [a] for a in loads}, BSSI)
+            order = bssi_order(loads)
             self.position = {a: n for n, a in enumerate(order)}
         return {a: self.position[a] for a in sim.communicating()}
+
+
+def bssi_order(loads: dict[Any, list[float]]) -> list:
+    """Sincronia's BSSI: :func:`~optsched.solvers.cojob_network.algorithm.pda_order` with the
+    parameters :data:`BSSI` and every coflow its own chain, in plain Python (one call per coflow
+    event, so numpy's per-call cost dominated; tests pin the same order, bit for bit).
+
+    Paper Algorithm 1 with unit weights (spec E19): from the back (line 14), the port ``lambda``
+    with the largest remaining load among the ports some coflow still loads (line 15, first on
+    ties), the coflow with the least ``w / L_lambda`` goes last (lines 16-18; ties: the largest
+    key), every remaining coflow loses ``rho L_lambda`` (line 19, unclipped), and ``Lbar`` loses
+    the coflow's loads (line 21).
+    """
+    keys = list(loads)
+    if not keys:
+        return []
+    rows = [loads[a] for a in keys]
+    lbar = list(rows[0])                                                      # line 13
+    for row in rows[1:]:
+        for p, x in enumerate(row):
+            lbar[p] += x
+    count = [sum(1 for row in rows if row[p] > 0) for p in range(len(lbar))]
+    nonzero = [[p for p, x in enumerate(row) if x != 0.0] for row in rows]
+    w = [1.0] * len(keys)
+    alive = list(range(len(keys)))
+    order: list = [None] * len(keys)
+    for n in range(len(keys), 0, -1):                                         # line 14
+        pick = _bssi_step(rows, keys, w, lbar, count, alive)
+        for p in nonzero[pick]:                                               # line 21
+            x = rows[pick][p]
+            lbar[p] -= x
+            if x > 0:
+                count[p] -= 1
+        alive.remove(pick)                                                    # line 22
+        order[n - 1] = keys[pick]                                             # line 17
+    return order
+
+
+def _bssi_step(rows, keys, w, lbar, count, alive) -> int:
+    """Lines 15-19 of one BSSI iteration; returns the coflow put last among ``alive``."""
+    if not any(count):                                 # only zero-load coflows left (step 4a)
+        return max(alive, key=keys.__getitem__)
+    top = [x if c else -math.inf for x, c in zip(lbar, count)]
+    lam = top.index(max(top))                                                 # line 15
+    plus = [c for c in alive if rows[c][lam] > 0]
+    ratio = [w[c] / rows[c][lam] for c in plus]
+    rho = min(ratio)                                                          # lines 16, 18
+    bound = rho + TIE * abs(rho) + 1e-15
+    pick = max((c for c, r in zip(plus, ratio) if r <= bound), key=keys.__getitem__)
+    rho = max(rho, 0.0)
+    for c in alive:                                                           # line 19
+        w[c] -= rho * rows[c][lam]
+    return pick
 
 
 def make_policy(instance: Instance, name: str) -> Policy:

@@ -1,7 +1,9 @@
 """The optimised flow simulator gives bit-identical runs to the first version (issue 19 item 7).
 
 tests/simulate/reference_flows.py is optsched/simulate/flows.py as it was before its allocation was
-optimised; every policy of cojob_network runs on both and the timelines must be equal, not close.
+optimised; tests/simulate/reference_issue19.py holds Sincronia's numpy BSSI and verify's numpy
+integration as they were before the second speed-up. Every policy of cojob_network runs on both and
+the timelines must be equal, not close; so must verify's integration of them.
 """
 
 from __future__ import annotations
@@ -13,15 +15,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from optsched.problems import cojob_network as problem
 from optsched.simulate import flows
-from optsched.solvers.cojob_network.baselines import make_policy
+from optsched.solvers.cojob_network import SPEC
+from optsched.solvers.cojob_network.algorithm import pda_order
+from optsched.solvers.cojob_network.baselines import BSSI, bssi_order, make_policy
 from optsched.workloads.cojob_network import generate
 
-_spec = importlib.util.spec_from_file_location("reference_flows",
-                                               Path(__file__).parent / "reference_flows.py")
-reference = importlib.util.module_from_spec(_spec)
-sys.modules["reference_flows"] = reference
-_spec.loader.exec_module(reference)
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = _load("reference_flows")
+old = _load("reference_issue19")
 
 POLICIES = ("pda", "grouper", "grouper_authors", "baraat", "sincronia", "fair_share")
 
@@ -31,13 +42,32 @@ def _same(a, b) -> bool:
             and a.segments == b.segments and (a.events, a.allocations) == (b.events, b.allocations))
 
 
+def _reference_policy(inst, name: str):
+    """The policy as it was: Sincronia with numpy BSSI, every other one as registered."""
+    if name.startswith("sincronia"):
+        return old.Sincronia(inst, SPEC.method(name).params)
+    return make_policy(inst, name)
+
+
+def _check(inst, names) -> None:
+    for name in names:
+        fast = flows.simulate(inst, make_policy(inst, name))
+        ref = reference.simulate(inst, _reference_policy(inst, name))
+        assert _same(fast, ref), name
+        schedule = flows.schedule_of(fast, (), name)
+        new_tl, old_tl = problem._timeline(inst, schedule), old._timeline(inst, schedule)
+        assert new_tl == old_tl, name
+
+
 @pytest.mark.parametrize("preset,seed", [("tiny", s) for s in range(4)] + [("small", 0)])
 def test_every_policy_runs_bit_identical_to_the_reference(preset, seed):
-    inst = generate(preset, seed)
-    for name in POLICIES:
-        fast = flows.simulate(inst, make_policy(inst, name))
-        ref = reference.simulate(inst, make_policy(inst, name))
-        assert _same(fast, ref), name
+    _check(generate(preset, seed), POLICIES + ("sincronia_full",))
+
+
+@pytest.mark.parametrize("name", ["sincronia", "fair_share", "pda"])
+def test_paper_runs_are_bit_identical_to_the_reference(name):
+    """Paper seed 0, where the speed-up is for (issue 19 item 7: <= 10 s per method)."""
+    _check(generate("paper", 0), (name,))
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -50,3 +80,20 @@ def test_allocate_is_bit_identical_to_the_reference(seed):
     cls = [int(x) for x in rng.integers(0, 4, n)]
     cap = float(rng.choice([1.0, 0.3, 125.0]))
     assert flows.allocate(src, dst, cls, 2 * P, cap) == reference.allocate(src, dst, cls, 2 * P, cap)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bssi_order_is_pda_order_with_bssi_params(seed):
+    """The plain-Python BSSI gives numpy pda_order's order, ties and zero loads included."""
+    rng = np.random.default_rng(seed)
+    n, P = int(rng.integers(0, 30)), int(rng.integers(1, 8))
+    loads = {}
+    for key in [(int(g), int(j)) for g, j in rng.integers(0, 10, (n, 2))]:
+        if seed % 2:
+            row = rng.choice([0.0, 1.0, 2.5, 1 / 3, float(rng.random() * 100)], 2 * P)
+        else:
+            row = rng.random(2 * P) * (rng.random(2 * P) < 0.4)
+        loads[key] = [float(x) for x in row]
+    expected, _ = pda_order({a: np.array(v) for a, v in loads.items()}, {a: [a] for a in loads},
+                            BSSI)
+    assert bssi_order(loads) == expected
