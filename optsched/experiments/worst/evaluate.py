@@ -143,7 +143,7 @@ def evaluate_here(task: dict) -> list[dict]:
     if str(task.get("target", "ratio")).startswith("lemma:"):
         return _lemma_rows(fam, inst, task, base)
 
-    def run(name):
+    def run(name, limit=limit):
         start = time.perf_counter()
         try:
             return registry.solve(inst, name, time_limit=limit, seed=0), None
@@ -153,12 +153,20 @@ def evaluate_here(task: dict) -> list[dict]:
             return None, ("error", f"{name}: {type(exc).__name__}: {exc} "
                                    f"(after {time.perf_counter() - start:.2f} s)")
 
-    ref, ref_err = run(against)
+    done: dict[str, tuple] = {}
+    if task.get("prune_below") is not None and task.get("bound") and len(task["methods"]) == 1:
+        name = task["methods"][0]
+        done[name] = run(name)
+        pruned = _pruned(fam, inst, task, done[name][0], base)
+        if pruned is not None:
+            return [pruned]
+    ref, ref_err, ref_name = _reference(run, against, task.get("fast_exact", ()), limit)
     ref_obj = None if ref is None else finite_or_none(ref.objective)
     rows = []
     for name in task["methods"]:
         row = {**base, "method": name, "status": None, "ratio": None, "objective": None,
-               "reference": ref_obj, "ref_status": None if ref is None else ref.status.value,
+               "reference": ref_obj, "ref_method": ref_name,
+               "ref_status": None if ref is None else ref.status.value,
                "ref_runtime_s": None if ref is None else ref.runtime_s,
                "guarantee": None, "violation": None, "excess": None, "exceeds": None,
                "runtime_s": None, "error": None}
@@ -173,7 +181,7 @@ def evaluate_here(task: dict) -> list[dict]:
             row["status"] = "no_reference"
             row["error"] = f"{against}: no schedule ({ref.status.value})"
         else:
-            res, err = run(name)
+            res, err = done.get(name) or run(name)
             if err is not None:
                 row["status"], row["error"] = err
             else:
@@ -201,6 +209,92 @@ def evaluate_here(task: dict) -> list[dict]:
         row["_schedules"] = schedules
         rows.append(row)
     return rows
+
+
+#: Time limit (s) of one try of a faster exact method (``exact_cp``) before the family's
+#: ``exact``: tiny optima are proven by CP-SAT in ~0.02 s where the MILP takes ~0.7 s.
+FAST_EXACT_LIMIT = 2.0
+
+
+def _reference(run, against: str, fast_exact, limit: float) -> tuple:
+    """(result, error, method name) of the reference: against ``exact``, the family's other
+    exact methods first (``fast_exact``, each with :data:`FAST_EXACT_LIMIT`); the first that
+    proves optimality is the reference, else ``exact`` itself. Every one is an exact method of
+    the family, its schedule verified by solve(); the saved findings are proven again by
+    ``exact`` (tests/experiments/test_refute.py)."""
+    if against == "exact":
+        for name in fast_exact:
+            res, err = run(name, min(FAST_EXACT_LIMIT, limit))
+            if err is None and res is not None and res.status is SolveStatus.OPTIMAL:
+                return res, None, name
+    res, err = run(against)
+    return res, err, against
+
+
+def _pruned(fam, inst, task: dict, res, base: dict) -> dict | None:
+    """The row of a candidate that cannot reach ``task["prune_below"]``, or None.
+
+    ALG/OPT <= ALG/LB for every valid lower bound LB, so the score (ratio, or the excess over
+    the guarantee) computed on ALG/LB bounds the candidate's score from above; when that bound
+    is below the threshold (the parent's score in the search, the shrink's target) the exact
+    reference is not solved. The row (status ``pruned``) is never counted."""
+    if res is None or not math.isfinite(res.objective):
+        return None
+    try:
+        lb = registry.solve(inst, task["bound"], time_limit=min(BOUND_LIMIT, task["time_limit"]),
+                            seed=0).lower_bound
+    except Exception:  # noqa: BLE001 - no bound: no pruning
+        return None
+    if lb is None or not lb > 0 or not math.isfinite(lb):
+        return None
+    ub = res.objective / lb
+    g = finite_or_none(res.guarantee)
+    on = task.get("prune_on") or task.get("target", "ratio")
+    score = ub if on == "ratio" else (excess(ub, g) if g else None)
+    if score is None or score >= task["prune_below"]:
+        return None
+    name = task["methods"][0]
+    return {**base, "method": name, "status": "pruned", "ratio": None,
+            "objective": finite_or_none(res.objective), "reference": None, "lower_bound": lb,
+            "score_ub": score, "guarantee": g, "violation": None, "excess": None,
+            "exceeds": None, "runtime_s": res.runtime_s, "error": None, "_schedules": {}}
+
+
+#: Time limit (s) of the lower bound computed for pruning.
+BOUND_LIMIT = 2.0
+
+
+def calibrate(task: dict) -> dict:
+    """Seconds and LB/OPT of every ``bound`` method of the family and seconds of the reference
+    (:func:`_reference`) on ``task["instances"]``: what :meth:`~.state.Run.pick_bound` decides
+    from."""
+    fam = registry.get_family(task["family"])
+    out: dict[str, list] = {"reference": []}
+    for doc in task["instances"]:
+        inst = fam.problem.Instance.from_dict(doc)
+
+        def run(name, limit=task["time_limit"]):
+            try:
+                return registry.solve(inst, name, time_limit=limit, seed=0), None
+            except Exception as exc:  # noqa: BLE001
+                return None, str(exc)
+
+        timed = []
+        for m in fam.methods:                # the bounds first: the reference's caches
+            if m.kind != "bound":            # must not speed them up
+                continue
+            t0 = time.perf_counter()
+            res, _ = run(m.name, min(BOUND_LIMIT, task["time_limit"]))
+            timed.append((m.name, time.perf_counter() - t0, None if res is None else res.lower_bound))
+        t0 = time.perf_counter()
+        ref, _, _ = _reference(run, task["against"], task.get("fast_exact", ()),
+                               task["time_limit"])
+        out["reference"].append(time.perf_counter() - t0)
+        opt = None if ref is None or ref.status is not SolveStatus.OPTIMAL else ref.objective
+        for name, seconds, lb in timed:
+            q = lb / opt if (lb is not None and opt and math.isfinite(lb)) else 0.0
+            out.setdefault(name, []).append((seconds, q))
+    return out
 
 
 def exceeds(violation: float | None) -> bool | None:

@@ -10,6 +10,11 @@ from optsched.experiments.worst.sizes import size_of
 
 #: Generator seeds profiled to learn field ranges, list lengths and the default size bound.
 PROFILE_SEEDS = 16
+#: Elements a growable *sequence* (a strictly increasing list of integers, e.g. cumulative
+#: iteration counts, one entry per stage) may gain over the generator's longest: a guarantee
+#: that rises with such a count (PDA's 2 - 2/(l+1), l stages) is violated, if at all, by
+#: instances with many more of them than a tiny generator draws.
+SEQUENCE_EXTRA = 10
 
 
 # --------------------------------------------------------------------------- profile
@@ -23,6 +28,9 @@ class Profile:
     nums: dict[str, tuple[float, float, bool]] = field(default_factory=dict)
     lists: dict[str, tuple[int, int]] = field(default_factory=dict)
     size_max: int = 0
+    #: List patterns whose elements were integers in strictly increasing order in every
+    #: generated instance, at least one of them with two or more elements (cumulative counts).
+    sequences: set[str] = field(default_factory=set)
 
     def num_cap(self, pattern: str) -> tuple[float, float, bool]:
         """(low, high, integer) of the values a mutation may set; validation has the last word.
@@ -38,13 +46,16 @@ class Profile:
         size measure counts, the generator's range for the others."""
         if pattern in grows:
             lo, hi = self.lists.get(pattern, (1, 1))
-            return 1, max(2 * hi, hi + 2)
+            extra = SEQUENCE_EXTRA if pattern in self.sequences else 2
+            return 1, max(2 * hi, hi + extra)
         return self.lists.get(pattern, (1, 1 << 30))
 
 
 def profile(family, preset: str, overrides: dict) -> Profile:
     """Generate :data:`PROFILE_SEEDS` instances and record their ranges."""
     prof = Profile()
+    increasing: dict[str, bool] = {}
+    longest: dict[str, int] = {}
     for seed in range(PROFILE_SEEDS):
         doc = family.generate(preset, seed, **overrides).to_dict()
         prof.size_max = max(prof.size_max, size_of(family, doc))
@@ -56,4 +67,15 @@ def profile(family, preset: str, overrides: dict) -> Profile:
             n, pat = len(get_at(doc, path)), pattern_of(path)
             lo, hi = prof.lists.get(pat, (n, n))
             prof.lists[pat] = (min(lo, n), max(hi, n))
+            items = get_at(doc, path)
+            increasing[pat] = increasing.get(pat, True) and _increasing_ints(items)
+            longest[pat] = max(longest.get(pat, 0), n)
+    prof.sequences = {pat for pat, ok in increasing.items() if ok and longest[pat] >= 2}
     return prof
+
+
+def _increasing_ints(items: list) -> bool:
+    """Integers (not booleans) in strictly increasing order."""
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in items):
+        return False
+    return all(a < b for a, b in zip(items, items[1:]))

@@ -88,7 +88,8 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
               overrides: dict | None = None, workers: int = 1, scheduler=None, out=None,
               strategy: str = "search", max_evals: int | None = None,
               target: str = "ratio", stop_at: float | None = None, shrink: bool = True,
-              shrink_share: float = SHRINK_SHARE, plots: bool = True) -> WorstResult:
+              shrink_share: float = SHRINK_SHARE, plots: bool = True,
+              hypothesis=None) -> WorstResult:
     """Search for the instance maximising ``objective(method) / objective(against)``, or the
     violation of the method's claimed guarantee or of a paper lemma (``target``).
 
@@ -132,6 +133,10 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
         Shrink the best instance, in the last ``shrink_share`` of the budget.
     plots
         Draw the two schedules as Gantt charts in ``out`` (when matplotlib is installed).
+    hypothesis
+        ``hypothesis(doc) -> bool``: the hypotheses of the claim under test (Theorem 2 of
+        Grouper is stated for cojobs all released at 0); a candidate that breaks them is
+        discarded, never evaluated (benchmarks/refute.py gives one per claim).
     """
     methods = [method] if isinstance(method, str) else list(method)
     if strategy not in STRATEGIES:
@@ -151,7 +156,7 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
         run = Run(family, methods, against, size=size, budget=budget, time_limit=time_limit,
                    seed=seed, preset=preset, overrides=overrides, workers=workers,
                    scheduler=scheduler, out=out, strategy=strategy, max_evals=max_evals,
-                   stop_at=stop_at, target=target,
+                   stop_at=stop_at, target=target, hypothesis=hypothesis,
                    shrink_share=shrink_share if (shrink and strategy != "random") else 0.0)
     except TypeError as exc:         # an override the generator does not take
         raise OptschedError(f"--override: {exc}") from None
@@ -163,6 +168,8 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
     try:
         preload = [f"optsched.solvers.{family}"]      # a toy family's: ignored by forkserver
         with executor(workers, scheduler, preload) as ex:
+            if strategy != "random":
+                run.calibrate(ex)
             if strategy == "random":
                 sample_random(run, ex)
             else:
@@ -203,6 +210,8 @@ def _check_run_file(out: Path, run: Run, overrides) -> None:
               "preset": run.preset, "size": run.size_bound, "strategy": run.strategy,
               "target": run.target,
               "overrides": json.loads(json.dumps(overrides or {}, default=list))}
+    if run.hypothesis is not None:
+        params["hypothesis"] = getattr(run.hypothesis, "__name__", "given")
     path = out / RUN
     if path.exists():
         try:
@@ -238,7 +247,9 @@ def _result(run: Run, shrunk, ex) -> WorstResult:
                       unproven=sum(1 for r in mine if r.get("status") == "unproven"),
                       discarded=run.invalid, time_to_best=None, elapsed=round(run.elapsed(), 3),
                       seed=run.seed, budget=run.budget, improvements=run.improvements,
-                      violations=run.violations, per_method=per_method, target=run.target)
+                      violations=run.violations, per_method=per_method, target=run.target,
+                      pruned=sum(1 for r in mine if r.get("status") == "pruned"),
+                      bound=run.bound)
     best = run.best.get(m)
     if best is None:
         return res

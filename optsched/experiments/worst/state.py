@@ -14,15 +14,24 @@ from optsched import registry
 from optsched.deadline import Deadline
 from optsched.errors import InvalidInstance, OptschedError
 from optsched.experiments.store import ResultStore, is_error
-from optsched.experiments.worst.doc import copy_doc, doc_key
+from optsched.experiments.worst.doc import copy_doc, doc_key, get_at
 from optsched.experiments.worst.evaluate import (
     GUARD_FACTOR,
     GUARD_GRACE,
     GUARD_SLACK,
+    calibrate,
     evaluate,
+    guarded,
     screen,
 )
-from optsched.experiments.worst.mutations import GENERIC_OPS, Ctx, op_remove
+from optsched.experiments.worst.mutations import (
+    GENERIC_OPS,
+    Ctx,
+    op_equalise,
+    op_flatten,
+    op_flatten_list,
+    op_remove,
+)
 from optsched.experiments.worst.profile import profile
 from optsched.experiments.worst.sizes import size_of
 from optsched.tolerance import REL
@@ -46,6 +55,18 @@ SCREEN_LIMIT = 1.0
 SCREEN_COST = 0.2
 #: Operators per kick of an iterated-local-search restart.
 KICK = (3, 4, 5)
+#: Pruning (:func:`~.evaluate._pruned`) uses the tightest ``bound`` method of the family whose
+#: median time on the calibration instances is below this share of the reference's.
+PRUNE_COST = 0.5
+#: A bound within this of the tightest mean LB/OPT counts as tight enough (the cheapest wins).
+TIGHT_SLACK = 0.05
+#: Generator seeds of the calibration instances.
+CALIBRATION_SEEDS = (0, 1)
+#: Failed tries before the guarantee descent of a start (:meth:`Run.descend`) gives up.
+DESCENT_TRIES = 40
+#: Value moves of the guarantee descent (with ``op_remove`` on lists the size does not count and
+#: the family's own operators).
+DESCENT_OPS = (op_flatten_list, op_equalise, op_flatten)
 
 
 # --------------------------------------------------------------------------- the run
@@ -93,6 +114,10 @@ class WorstResult:
     target: str = "ratio"
     violation: float | None = None
     violation_found: float | None = None
+    #: Candidates whose score bound ALG/LB ruled them out before the exact solve.
+    pruned: int = 0
+    #: The lower bound used for pruning (None: none was cheap enough).
+    bound: str | None = None
 
     def to_dict(self) -> dict:
         d = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -110,7 +135,7 @@ class Run:
 
     def __init__(self, family: str, methods: list[str], against: str, *, size, budget,
                  time_limit, seed, preset, overrides, workers, scheduler, out, strategy,
-                 max_evals, stop_at, shrink_share, target="ratio"):
+                 max_evals, stop_at, shrink_share, target="ratio", hypothesis=None):
         self.fam = registry.get_family(family, error=OptschedError)
         self.methods, self.against = methods, against
         self.preset, self.overrides = preset, dict(overrides or {})
@@ -123,6 +148,7 @@ class Run:
         self.budget, self.time_limit, self.seed = float(budget), float(time_limit), seed
         self.strategy, self.max_evals, self.stop_at = strategy, max_evals, stop_at
         self.target = target
+        self.hypothesis = hypothesis
         self.reserve = shrink_share * self.budget
         self.workers, self.scheduler, self.out = workers, scheduler, out
         self.lam = max(LAMBDA, workers or 1) if scheduler is None else 2 * LAMBDA
@@ -140,6 +166,12 @@ class Run:
         self.best: dict[str, dict] = {}
         self.improvements: list = []
         self.violations: list = []
+        self.fast_exact = tuple(m.name for m in self.fam.methods
+                                if m.kind == "exact" and m.name != "exact") \
+            if against == "exact" else ()
+        self.bound: str | None = None
+        self.bound_cost = 0.0
+        self.fresh = 0
 
     # ---- clock and store
 
@@ -198,6 +230,8 @@ class Run:
             return None
         canon = inst.to_dict()
         canon.pop("name", None)
+        if self.hypothesis is not None and not self.hypothesis(canon):
+            return None
         try:
             if size_of(self.fam, canon) > self.size_bound:
                 return None
@@ -219,8 +253,103 @@ class Run:
                 cut = op_remove(copy_doc(doc), self.ctx)
                 doc = None if cut is None else self._valid_any_size(cut)
             if doc is not None and (canon := self.valid(doc)) is not None:
+                self.fresh += 1
+                if self.target == "violation" and self.fresh % 2 == 0:
+                    canon = self.descend(canon)
                 return canon
         return None
+
+    # ---- the guarantee prior
+
+    def guarantee(self, doc: dict) -> float | None:
+        """The method's claimed bound on the instance (cheap: no solve)."""
+        try:
+            inst = self.fam.problem.Instance.from_dict(doc)
+        except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
+            return None
+        return self.fam.method(self.methods[0]).guarantee_on(inst)
+
+    def _counted(self, doc: dict) -> dict[str, int]:
+        """Elements of the lists the size measure counts (``grows``), by pattern."""
+        from optsched.experiments.worst.doc import list_paths, pattern_of
+
+        out: dict[str, int] = {}
+        for path in list_paths(doc):
+            pat = pattern_of(path)
+            if pat in self.grows:
+                out[pat] = out.get(pat, 0) + len(get_at(doc, path))
+        return out
+
+    def descend(self, doc: dict) -> dict:
+        """Greedy descent on the claimed guarantee, a prior of the ``violation`` target.
+
+        The target divides by the guarantee, so a start where the bound is smallest needs the
+        least from the algorithm. Moves that do not shrink what the family's size counts (value
+        moves: a homogeneous row, equal values, one field flattened; removals from lists the
+        size does not count, e.g. a GPU; the family's own operators) are kept while the
+        guarantee falls (a homogeneous row also when it stays level): Hare's alpha(2+alpha) falls to 3 as the GPUs become alike. A guarantee
+        that grows with the counted structure (PDA's 2 - 2/(l+1), l stages) is left alone: the
+        ratio an algorithm can be pushed to grows with it too."""
+        g = self.guarantee(doc)
+        if g is None:
+            return doc
+        size, counted = size_of(self.fam, doc), self._counted(doc)
+        spec = self.fam.worst
+        ops = DESCENT_OPS + (op_remove,) + (spec.mutations if spec is not None else ())
+        misses = 0
+        while misses < DESCENT_TRIES:
+            misses += 1
+            op = ops[int(self.ctx.rng.integers(len(ops)))]
+            try:
+                child = op(copy_doc(doc), self.ctx)
+            except (IndexError, KeyError, TypeError, ValueError):
+                continue
+            canon = None if child is None else self._valid_any_size(child)
+            if canon is None or size_of(self.fam, canon) < size:
+                continue
+            now = self._counted(canon)
+            if any(now.get(k, 0) < v for k, v in counted.items()):
+                continue
+            g2 = self.guarantee(canon)
+            if g2 is not None and g2 < g * (1 - REL):
+                doc, g, misses = canon, g2, 0
+            elif g2 is not None and g2 <= g * (1 + REL) and op is op_flatten_list:
+                doc = canon          # a homogeneous row that keeps the bound: a step towards
+                #                      the one that lowers it when several rows share the max
+        return doc
+
+    # ---- pruning
+
+    def calibrate(self, ex) -> None:
+        """Choose the lower bound of pruning (``self.bound``, its median seconds
+        ``self.bound_cost``): of the family's ``bound`` methods on the generator instances of
+        :data:`CALIBRATION_SEEDS`, the cheapest whose mean LB/OPT is within :data:`TIGHT_SLACK`
+        of the tightest. Pruning is used only while it pays (:meth:`pruning`)."""
+        if self.against != "exact" or self.target not in ("ratio", "violation"):
+            return
+        docs = [self.fam.generate(self.preset, s, **self.overrides).to_dict()
+                for s in CALIBRATION_SEEDS]
+        task = {"family": self.fam.name, "instances": docs, "against": self.against,
+                "time_limit": self.time_limit, "fast_exact": self.fast_exact,
+                "guard": self.guard}
+        status, times = ex.submit(guarded, calibrate, task).result()
+        if status != "ok":
+            return
+        times.pop("reference", None)
+        stats = [(sum(q for _, q in runs) / len(runs), _median_of([t for t, _ in runs]), name)
+                 for name, runs in times.items() if runs]
+        if not stats or max(q for q, _, _ in stats) <= 0:
+            return
+        top = max(q for q, _, _ in stats)
+        self.bound_cost, self.bound = min((c, n) for q, c, n in stats if q >= top - TIGHT_SLACK)
+
+    def pruning(self) -> str | None:
+        """The bound to prune with, while it pays: the median exact reference of the run so far
+        costs more than the bound's calibrated time over :data:`PRUNE_COST`."""
+        if self.bound is None:
+            return None
+        ref = self._median("ref_runtime_s")
+        return self.bound if ref is not None and PRUNE_COST * ref > self.bound_cost else None
 
     def _valid_any_size(self, doc) -> dict | None:
         try:
@@ -315,8 +444,11 @@ class Run:
                         if m == self.methods[0] and r.get(field_name) is not None)
         return values[len(values) // 2] if values else None
 
-    def evaluate(self, docs: list[dict], phase: str, ex) -> list[dict[str, dict]]:
-        """Rows (per method) of every candidate, from the cache/store or solved now."""
+    def evaluate(self, docs: list[dict], phase: str, ex, prune_below: float | None = None,
+                 prune_on: str | None = None) -> list[dict[str, dict]]:
+        """Rows (per method) of every candidate, from the cache/store or solved now; with
+        ``prune_below`` (and a bound chosen by :meth:`calibrate`) a candidate whose score
+        cannot reach it is not solved exactly (a ``pruned`` row)."""
         out: list[dict[str, dict]] = [{} for _ in docs]
         todo = []
         for i, doc in enumerate(docs):
@@ -331,7 +463,10 @@ class Run:
             futures = [ex.submit(evaluate, {"family": self.fam.name, "instance": doc, "key": key,
                                             "methods": self.methods, "against": self.against,
                                             "time_limit": limit, "hard_limit": hard, "cut": cut,
-                                            "guard": self.guard, "target": self.target})
+                                            "guard": self.guard, "target": self.target,
+                                            "fast_exact": self.fast_exact, "bound": self.pruning(),
+                                            "prune_below": prune_below,
+                                            "prune_on": prune_on or self.target})
                        for _, key, doc in todo]
             wait(futures)
             for (i, key, doc), fut in zip(todo, futures):
@@ -387,5 +522,15 @@ class Run:
     def best_score(self, method: str) -> float | None:
         return self.score(self.best.get(method))
 
-    def fitness(self, rows: dict[str, dict], method: str) -> float | None:
-        return self.score(rows.get(method))
+    def fitness(self, rows: dict[str, dict], method: str,
+                metric: str | None = None) -> float | None:
+        """The run's score of ``method``'s row, or its plain ratio with ``metric="ratio"``."""
+        row = rows.get(method)
+        if metric == "ratio":
+            return None if row is None else row.get("ratio")
+        return self.score(row)
+
+
+def _median_of(values: list[float]) -> float:
+    values = sorted(values)
+    return values[len(values) // 2] if values else float("inf")

@@ -1,0 +1,153 @@
+"""optsched worst, issue 23 item 3: the search-space priors (log-scale and many-element moves,
+sequences, the guarantee descent), pruning by a lower bound, the faster exact reference, and a
+claim's hypotheses."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from optsched import registry
+from optsched.experiments.worst import doc_key, run_worst
+from optsched.experiments.worst import evaluate
+from optsched.experiments.worst.evaluate import evaluate_here
+from optsched.experiments.worst.mutations import (
+    Ctx,
+    op_grow_sequence,
+    op_outlier,
+    op_shrink_sequence,
+    op_step,
+)
+from optsched.experiments.worst.profile import profile
+from optsched.experiments.worst.state import Run
+
+from .conftest import FAMILY
+
+
+def _ctx(family: str, seed: int = 0, **overrides) -> Ctx:
+    fam = registry.get_family(family)
+    assert fam.worst is not None
+    return Ctx(profile(fam, "tiny", overrides), fam.worst.grows, np.random.default_rng(seed))
+
+
+def test_profile_finds_the_cumulative_iteration_lists():
+    assert profile(registry.get_family("cojob_network"), "tiny", {}).sequences == {
+        "cojobs.*.iterations"}
+    assert profile(registry.get_family("hetero_gpu"), "tiny", {}).sequences == set()
+
+
+@pytest.mark.parametrize("op", [op_grow_sequence, op_shrink_sequence, op_step])
+def test_sequence_moves_keep_cojob_instances_valid(op):
+    fam = registry.get_family("cojob_network")
+    ctx = _ctx("cojob_network")
+    changed = 0
+    for seed in range(30):
+        doc = fam.generate("tiny", seed).to_dict()
+        before = [len(c["iterations"]) for c in doc["cojobs"]]
+        out = op(doc, ctx)
+        if out is None:
+            continue
+        inst = fam.problem.Instance.from_dict(out)          # raises if the move broke it
+        changed += [len(c.iterations) for c in inst.cojobs] != before or op is op_step
+    assert changed >= 10
+
+
+def test_growing_a_sequence_lets_the_jobs_at_its_end_run_on():
+    fam = registry.get_family("cojob_network")
+    ctx = _ctx("cojob_network", seed=3)
+    doc = fam.generate("tiny", 0).to_dict()
+    doc["cojobs"] = doc["cojobs"][:1]
+    n = len(doc["cojobs"][0]["iterations"])
+    last = [j["stages"] == n for j in doc["cojobs"][0]["jobs"]]
+    out = op_grow_sequence(doc, ctx)
+    cojob = out["cojobs"][0]
+    assert len(cojob["iterations"]) > n
+    assert all(a < b for a, b in zip(cojob["iterations"], cojob["iterations"][1:]))
+    for ran_to_end, job in zip(last, cojob["jobs"]):
+        assert (job["stages"] == len(cojob["iterations"])) == ran_to_end
+    fam.problem.Instance.from_dict(out)
+
+
+def test_outlier_move_makes_copies_and_one_outlier():
+    fam = registry.get_family("hetero_gpu")
+    ctx = _ctx("hetero_gpu", seed=1)
+    outs = [op_outlier(fam.generate("tiny", s).to_dict(), ctx) for s in range(20)]
+    shapes = []
+    for out in outs:
+        jobs = out["jobs"]
+        distinct = {doc_key({"j": j}) for j in jobs}
+        shapes.append((len(jobs), len(distinct)))
+    assert all(d <= 2 for _, d in shapes)
+    assert any(n >= 3 and d == 2 for n, d in shapes)
+
+
+def _run(family="hetero_gpu", method="hare", **kw):
+    return Run(family, [method], "exact", size=None, budget=60, time_limit=10, seed=0,
+               preset="tiny", overrides={}, workers=1, scheduler=None, out=None,
+               strategy="search", max_evals=None, stop_at=None, shrink_share=0.0,
+               target="violation", **kw)
+
+
+def test_guarantee_descent_makes_the_gpus_alike():
+    """Hare's alpha(2+alpha) falls to its smallest, 3, without losing a task."""
+    run = _run()
+    fam = run.fam
+    starts = [fam.generate("tiny", s).to_dict() for s in range(8)]
+    starts = [d for d in starts if run.guarantee(d) > 3 + 1e-9]
+    assert starts
+    for doc in starts:
+        doc.pop("name", None)
+        out = run.descend(doc)
+        assert run.guarantee(out) == pytest.approx(3.0)
+        assert fam.worst.measure(out) == fam.worst.measure(doc)
+
+
+def test_guarantee_descent_leaves_pda_stages_alone():
+    """PDA's 2 - 2/(l+1) grows with the stages, which the size measure's lists count: the
+    descent may not remove one."""
+    run = _run("cojob_network", "pda")
+    for seed in range(4):
+        doc = run.fam.generate("tiny", seed).to_dict()
+        doc.pop("name", None)
+        out = run.descend(doc)
+        assert run.guarantee(out) == pytest.approx(run.guarantee(doc))
+
+
+def _task(doc, **kw):
+    return {"family": "hetero_gpu", "instance": doc, "key": doc_key(doc), "methods": ["hare"],
+            "against": "exact", "time_limit": 20.0, "target": "violation", **kw}
+
+
+def test_pruning_skips_the_exact_solve_only_below_the_threshold():
+    fam = registry.get_family("hetero_gpu")
+    doc = fam.generate("tiny", 1).to_dict()
+    doc.pop("name")
+    pruned = evaluate_here(_task(doc, bound="lower_bound", prune_below=10.0))[0]
+    assert pruned["status"] == "pruned" and pruned["reference"] is None
+    inst = fam.problem.Instance.from_dict(doc)
+    lb = registry.solve(inst, "lower_bound").lower_bound
+    alg = registry.solve(inst, "hare")
+    ub = (alg.objective / lb - 1) / (alg.guarantee - 1)
+    assert pruned["score_ub"] == pytest.approx(ub)
+    # the bound is an upper bound on the score the exact solve gives
+    solved = evaluate_here(_task(doc, bound="lower_bound", prune_below=0.0))[0]
+    assert solved["status"] == "ok" and solved["excess"] <= pruned["score_ub"] + 1e-9
+
+
+def test_a_faster_exact_method_serves_as_the_reference_when_it_proves(monkeypatch):
+    pytest.importorskip("ortools")
+    monkeypatch.setattr(evaluate, "FAST_EXACT_LIMIT", 30.0)      # a loaded machine
+    fam = registry.get_family("hetero_gpu")
+    doc = fam.generate("tiny", 2).to_dict()
+    doc.pop("name")
+    fast = evaluate_here(_task(doc, fast_exact=("exact_cp",)))[0]
+    slow = evaluate_here(_task(doc))[0]
+    assert fast["ref_method"] == "exact_cp" and slow["ref_method"] == "exact"
+    assert fast["reference"] == pytest.approx(slow["reference"], rel=1e-9)
+    assert fast["ratio"] == pytest.approx(slow["ratio"], rel=1e-9)
+
+
+def test_a_claims_hypothesis_discards_candidates(hetero):
+    res = run_worst(FAMILY, "hare", seed=0, target="violation", budget=60.0, time_limit=20.0,
+                    max_evals=2, plots=False, shrink=False, hypothesis=lambda doc: False)
+    assert res.counted == 0 and res.ratio is None
