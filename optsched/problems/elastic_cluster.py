@@ -341,12 +341,17 @@ class Instance:
 
     def min_resource_time(self, j: int) -> float:
         """min over configurations of d (N sum_r e_m^r/unit_r + sum_r z_p^r/unit_r): the smallest
-        normalised resource-time of a schedule of j (denominator of (A1), one PS)."""
-        best = math.inf
-        for m, p, q, n, d in self.configurations(j):
-            per_slot = n * self._norm_demand[0][m] + (self._norm_demand[1][p] if self.is_ps else 0)
-            best = min(best, d * per_slot)
-        return best
+        normalised resource-time of a schedule of j (denominator of (A1), one PS). Memoised per
+        job; the same float operations, elementwise over the configurations."""
+        table = memo(self, "min_resource_time")
+        if j not in table:
+            conf = np.array(self.configurations(j), dtype=float).reshape(-1, 5)
+            m, p, n, d = conf[:, 0].astype(int), conf[:, 1].astype(int), conf[:, 3], conf[:, 4]
+            per_slot = n * np.array(self._norm_demand[0])[m]
+            if self.is_ps:
+                per_slot = per_slot + np.array(self._norm_demand[1])[p]
+            table[j] = float((d * per_slot).min(initial=math.inf))
+        return table[j]
 
     @property
     def price_base(self) -> float:

@@ -14,7 +14,11 @@ Only the minimal L of each N (PS) and the undominated Phi' (RA) are enumerated: 
 candidate has a dominating one earlier in the same order (same start, a subset of the slots, the
 same or fewer workers), so it can never be strictly cheaper and the result is unchanged.
 Candidates whose cost lower bound is not below the current best are skipped for the same reason;
-the search stops at cost 0 (prices are >= 0).
+the search stops at cost 0 (prices are >= 0). With the earliest-finish tie-break and a best of
+cost 0 only the starts that finish earlier are computed (:meth:`Best.reach`), and a configuration
+that fits no server of the idle cluster (q = 1) or that Alg. 4 cannot place even there (q = 0) is
+not examined, since residuals never exceed C (issue 19 item 7; the same schedules, pinned by
+tests/solvers/test_elastic_cluster_fast.py against the code before).
 
 Capacities (issues 13, 22): an amount fits a residual omega when ``tolerance.fits(amount, omega)``
 (vectorised in :func:`_room`: float noise only, on ``Instance.cap`` = floor(C) for integer
@@ -58,8 +62,9 @@ def _ps_counts(inst: Instance, m: int, p: int, n_workers: int) -> np.ndarray:
     workers (g = 0..n_workers); 0 when nothing is remote. Memoised per instance (read-only)."""
     cache = memo(inst, "ps_counts")
     if (m, p, n_workers) not in cache:
-        raw = np.array([inst.ps_raw(m, p, n_workers - g) for g in range(n_workers + 1)],
-                       dtype=float)
+        by_remote = memo(inst, "ps_raw").setdefault((m, p), [])  # ps_raw(m, p, k) at index k
+        by_remote.extend(inst.ps_raw(m, p, k) for k in range(len(by_remote), n_workers + 1))
+        raw = np.array(by_remote[n_workers::-1], dtype=float)
         raw.flags.writeable = False
         cache[m, p, n_workers] = raw
     return cache[m, p, n_workers]
@@ -97,6 +102,7 @@ class PriceState:
     _rooms: dict = field(default_factory=dict)
     _workers: dict = field(default_factory=dict)
     _worker_type: int = -1
+    _capped: bool | None = None
 
     @property
     def tau(self) -> int:
@@ -105,6 +111,15 @@ class PriceState:
     def expired(self) -> bool:
         """True once the state's deadline has passed (the enumeration should stop)."""
         return self.deadline.expired()
+
+    @property
+    def below_capacity(self) -> bool:
+        """omega <= C everywhere (true for every ledger's residual C - used, used >= 0): then a
+        configuration that does not fit the idle cluster fits no window of this state
+        (:func:`_colocated_fits_idle`, :func:`_faithful_fits_idle`)."""
+        if self._capped is None:
+            self._capped = bool((self.omega <= self.inst.cap[:, :, None]).all())
+        return self._capped
 
     def windows(self, length: int) -> tuple[np.ndarray, np.ndarray]:
         """(WS, WM) for windows of ``length`` starting at relative slots 1..tau-length:
@@ -127,17 +142,23 @@ class PriceState:
             self._rooms[length] = _room(self.windows(length)[1])
         return self._rooms[length]
 
-    def worker_side(self, length: int, m: int) -> tuple[np.ndarray, np.ndarray, _Sorted]:
+    def worker_side(self, length: int, m: int,
+                    reach: int | None = None) -> tuple[np.ndarray, np.ndarray, _Sorted]:
         """(Omega cost S x H, caps S x H, their per-row sort) for worker type m and windows of
         ``length``: shared by the configurations with that (L, m), which differ in p and N only.
-        The enumeration comes grouped by m, so only the current m's entries are kept (memory)."""
+        The enumeration comes grouped by m, so only the current m's entries are kept (memory).
+
+        ``reach``: only the rows of the first ``reach`` starts are needed (:meth:`Best.reach`);
+        the arrays returned may then hold just those rows (at least ``reach``; every row is
+        computed by the same elementwise / per-row operations as in the full arrays)."""
         if m != self._worker_type:
             self._workers, self._worker_type = {}, m
-        if length not in self._workers:
+        rows = self.tau - length if reach is None else reach
+        if length not in self._workers or len(self._workers[length][0]) < rows:
             ws, wm = self.windows(length)
             e = self.inst.e[m]
-            omega_cost = np.einsum("hrs,r->sh", ws, e)
-            caps = _caps(wm, e)
+            omega_cost = np.einsum("hrs,r->sh", ws[:, :, :rows], e)
+            caps = _caps(wm[:, :, :rows], e)
             self._workers[length] = (omega_cost, caps, _Sorted(omega_cost, caps))
         return self._workers[length]
 
@@ -186,6 +207,11 @@ class Best:
             return max(0, min(n_starts, int(math.ceil(self.finish - 1 - length))))
         return n_starts
 
+    def takes_infinite(self) -> bool:
+        """Whether an infeasible candidate (cost inf) would still replace the best: only with
+        ``eft`` while the best costs inf too (an earlier finish wins the tie)."""
+        return self.eft and self.cost == math.inf
+
     def hopeless(self, length: int) -> bool:
         """No candidate of duration ``length`` (finish >= 1 + length) can replace the best."""
         return self.cost <= 0 and (not self.eft or 1 + length >= self.finish)
@@ -221,15 +247,17 @@ def mincost_colocated(state: PriceState, j: int, best: Best | None = None) -> Be
             break
         if best.hopeless(length):
             continue
-        e, z = _per_unit(inst, m, p)
-        need = n * e + z
-        ws = state.windows(length)[0]
-        cost = np.einsum("hrs,r->sh", ws, need)
-        reach = best.reach(length, len(cost))   # later starts cannot win (costs are >= 0)
+        reach = best.reach(length, state.tau - length)  # later starts cannot win (costs >= 0)
         if reach == 0:
             continue
+        if (not _colocated_fits_idle(inst, m, p, n) and state.below_capacity
+                and not best.takes_infinite()):
+            continue  # every cost is inf: the offer below would not replace the best
+        e, z = _per_unit(inst, m, p)
+        need = n * e + z
+        cost = np.einsum("hrs,r->sh", state.windows(length)[0][:, :, :reach], need)
         ok = (need[None, :, None] <= state.room(length)[:, :, :reach]).all(axis=1).T
-        cost = np.where(ok, cost[:reach], math.inf)
+        cost = np.where(ok, cost, math.inf)
         flat = int(np.argmin(cost))
         s, h = divmod(flat, inst.n_servers)
         best.offer(float(cost[s, h]), lambda: _colocated_plan(inst, s + 1, length, m, p, n, h),
@@ -242,6 +270,36 @@ def _colocated_plan(inst: Instance, start: int, length: int, m: int, p: int, n: 
     workers = tuple(n if k == h else 0 for k in range(inst.n_servers))
     ps = tuple(1 if (k == h and inst.is_ps) else 0 for k in range(inst.n_servers))
     return SubPlan(start, length, m, p, 1, workers, ps)
+
+
+def _colocated_fits_idle(inst: Instance, m: int, p: int, n: int) -> bool:
+    """Whether N = n workers of type m and one PS of type p (Alg. 5/6, q = 1) fit one server of
+    the idle cluster (memoised). ``_room`` is monotone, so on residuals omega <= C the test
+    n e + z <= _room(omega) of :func:`mincost_colocated` fails wherever this one does."""
+    table = memo(inst, "colocated_fits_idle")
+    if (m, p, n) not in table:
+        e, z = _per_unit(inst, m, p)
+        table[m, p, n] = bool(((n * e + z)[None, :] <= _room(inst.cap)).all(axis=1).any())
+    return table[m, p, n]
+
+
+def _faithful_fits_idle(inst: Instance, m: int, p: int, n: int, literal: bool) -> bool:
+    """A necessary condition for Alg. 4 lines 6-22 (:func:`_faithful_feasible`) to place
+    (m, p, N = n) at some start of a state with omega <= C (memoised): some server h and
+    g <= min(N, cap_h) workers on it with s_hat_h(g) >= the PS count and s >= 1, all evaluated
+    on the idle capacities. s_hat (:func:`_max_ps`) and cap_h (:func:`_caps`) only shrink when
+    omega does, and the PS count depends on g alone, so a placement on any window implies one
+    here."""
+    table = memo(inst, "faithful_fits_idle")
+    if (m, p, n, literal) not in table:
+        e, z = _per_unit(inst, m, p)
+        raw = _ps_counts(inst, m, p, n)
+        g = np.arange(n + 1, dtype=float)
+        s_hat = _max_ps(inst.cap, z, g, e)
+        count, ok = _ps_need(raw, s_hat, literal)
+        ok &= (g[None, :] <= _caps(inst.cap, e)[:, None]) & (count >= 1)
+        table[m, p, n, literal] = bool(ok.any())
+    return table[m, p, n, literal]
 
 
 # ------------------------------------------------------------------------------------ q = 0
@@ -267,11 +325,13 @@ class _Sorted:
         self.omega = np.take_along_axis(omega_cost, self.order, axis=1)
         self.total = caps.sum(axis=1)
 
-    def costs(self, amount: int) -> np.ndarray:
-        """Per row s: cheapest cost of ``amount`` workers with caps (inf where they do not fit)."""
-        y = np.clip(amount - self.before, 0, self.c)
-        cost = (y * self.omega).sum(axis=1)
-        return np.where(self.total >= amount, cost, math.inf)
+    def costs(self, amount: int, rows: int | None = None) -> np.ndarray:
+        """Per row s (the first ``rows`` rows, all by default): cheapest cost of ``amount``
+        workers with caps (inf where they do not fit)."""
+        k = len(self.c) if rows is None else rows
+        y = np.clip(amount - self.before[:k], 0, self.c[:k])
+        cost = (y * self.omega[:k]).sum(axis=1)
+        return np.where(self.total[:k] >= amount, cost, math.inf)
 
 
 def _greedy_costs(omega_cost: np.ndarray, caps: np.ndarray, amount: int) -> np.ndarray:
@@ -299,8 +359,11 @@ def mincost_distributed_ra(state: PriceState, j: int, best: Best | None = None) 
             break
         if best.hopeless(length):
             continue
-        omega_cost, caps, ranked = state.worker_side(length, m)
-        costs = ranked.costs(n)
+        reach = best.reach(length, state.tau - length)  # later starts cannot win (costs >= 0)
+        if reach == 0:
+            continue
+        omega_cost, caps, ranked = state.worker_side(length, m, reach)
+        costs = ranked.costs(n, reach)
         s = int(np.argmin(costs))
         if best.better(float(costs[s]), s + 1 + length):
             y = _greedy_fill(np.argsort(omega_cost[s], kind="stable"), caps[s], n)
@@ -327,13 +390,18 @@ def mincost_distributed_ps(state: PriceState, j: int, best: Best | None = None,
             break
         if best.hopeless(length):
             continue
+        reach = best.reach(length, state.tau - length)  # later starts cannot win (costs >= 0)
+        if reach == 0:
+            continue
+        if not exact and state.below_capacity and not _faithful_fits_idle(inst, m, p, n, literal):
+            continue  # Alg. 4 places this configuration at no start (no call either way)
         e, z = _per_unit(inst, m, p)
         raw = _ps_counts(inst, m, p, n)
-        wm = state.windows(length)[1]
-        omega_cost, caps, ranked = state.worker_side(length, m)
-        psi_cost = np.einsum("hrs,r->sh", state.windows(length)[0], z)
-        ps_fits = (z[None, :, None] <= state.room(length)).all(axis=1).T
-        lower = ranked.costs(n) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
+        ws, wm = state.windows(length)
+        omega_cost, caps, ranked = state.worker_side(length, m, reach)
+        psi_cost = np.einsum("hrs,r->sh", ws[:, :, :reach], z)
+        ps_fits = (z[None, :, None] <= state.room(length)[:, :, :reach]).all(axis=1).T
+        lower = ranked.costs(n, reach) + np.where(ps_fits, psi_cost, math.inf).min(axis=1)
         solve = _exact_ps_server if exact else _faithful_ps_server
         finish = np.arange(1, len(lower) + 1) + length
         starts = [int(s) for s in np.flatnonzero(best.better_each(lower, finish))]
