@@ -368,7 +368,7 @@ def pattern_bound(inst: Instance, max_len: float, stop_above: float = math.inf) 
 
 
 def job_patterns(inst: Instance, j: int, max_len: float,
-                 deadline: Deadline = NEVER) -> list[Pattern] | None:
+                 deadline: Deadline) -> list[Pattern] | None:
     """The placements of job j (configurations with d <= ``max_len``) that fit alone and that no
     other placement dominates, shortest first (digest Sec. 3.2 facts 1-3, Sec. 3.4).
 
@@ -433,7 +433,9 @@ def exact_patterns(inst: Instance, last: list[int]) -> dict[int, list[Pattern]]:
     weight (then lowest index) keeps only patterns sorted on every class of identical servers
     (:func:`server_classes`): any schedule becomes one of these by permuting identical servers,
     which keeps its cost and feasibility."""
-    out = {j: job_patterns(inst, j, last[j] - job.arrival + 1) or [] for j, job in enumerate(inst.jobs)}
+    # no deadline on purpose: a model needs every placement (exact checks the scan's size first)
+    out = {j: job_patterns(inst, j, last[j] - job.arrival + 1, NEVER) or []
+           for j, job in enumerate(inst.jobs)}
     classes = server_classes(inst)
     if classes and inst.jobs:
         lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.elastic_cluster import Instance
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
@@ -80,7 +80,7 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
         value += job.weight * (job.arrival + sub.duration)
         fastest.append(sub.duration)
     areas = min_areas(inst, deadline)
-    fluid = None if areas is None else resource_bound(inst, fastest, areas=areas)
+    fluid = None if areas is None else resource_bound(inst, fastest, deadline, areas=areas)
     if fluid is None or areas is None:
         return Outcome(None, SolveStatus.TIME_LIMIT, value, {
             "alone": value, "stopped": "deadline: before the resource bound"})
@@ -95,7 +95,7 @@ def lower_bound(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome
     return Outcome(None, SolveStatus.OPTIMAL, best, info)
 
 
-def min_areas(inst: Instance, deadline: Deadline = NEVER) -> np.ndarray | None:
+def min_areas(inst: Instance, deadline: Deadline) -> np.ndarray | None:
     """J x R: the least resource-time (N e_m^r + z_p^r) d of job j's configurations that fit
     (one server for q = 1, the whole cluster for q = 0, ``cap_limit``), or None when the
     deadline expires. Every schedule of j uses at least this much of r (at least one PS)."""
@@ -115,7 +115,7 @@ def min_areas(inst: Instance, deadline: Deadline = NEVER) -> np.ndarray | None:
     return out
 
 
-def resource_bound(inst: Instance, fastest: list[int], deadline: Deadline = NEVER,
+def resource_bound(inst: Instance, fastest: list[int], deadline: Deadline,
                    areas: np.ndarray | None = None, skip: int | None = None) -> float | None:
     """max_r sum_j w_j (M_j^r + d_j^min / 2) over the jobs (all but ``skip``), None when the
     deadline expires first.
@@ -149,7 +149,7 @@ BUSY_LP_ROUNDS = 60
 
 
 def busy_time_lp(inst: Instance, fastest: list[int], areas: np.ndarray,
-                 deadline: Deadline = NEVER) -> tuple[float, int, bool] | None:
+                 deadline: Deadline) -> tuple[float, int, bool] | None:
     """(value, cuts, converged) of min sum_j w_j (M_j + d_j^min / 2) over the mean busy times M_j
     (M_j = s_j + d_j / 2 for a run from s_j) constrained by M_j >= a_j + d_j^min / 2 and, for
     every resource r (speed sum_h C_h^r, job sizes A^r = :func:`min_areas`) and set S of jobs

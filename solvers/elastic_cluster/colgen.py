@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.elastic_cluster import Instance, Plan
 from optsched.solvers.elastic_cluster.placement import PriceState, SubPlan, job_best
 
@@ -75,7 +75,7 @@ def _price(inst: Instance, jobs, tau: int, delta: np.ndarray) -> dict:
 
 
 def packing_lp(inst: Instance, jobs, tau: int, max_iter: int = 200, *,
-               deadline: Deadline = NEVER) -> PackingLP:
+               deadline: Deadline) -> PackingLP:
     """LP(8) for the batch ``jobs`` with deadline tau by column generation.
 
     The loop stops early (``converged`` False, ``stopped`` saying why, never an exception) after

@@ -39,13 +39,13 @@ from __future__ import annotations
 import math
 
 from optsched import tolerance
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome
 from optsched.solvers import cpsat as cc
 
 
-def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
+def exact_cp(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Minimum ``sum_j w_j c_j`` schedule by CP-SAT (one worker, ``random_seed = seed``).
 
     ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the deadline

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optsched.deadline import MIN_SLICE, NEVER, Deadline
+from optsched.deadline import MIN_SLICE, Deadline
 from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 BUILD_FIXED, BUILD_PER_TERM = 0.05, 15e-6
 HANDOFF_FIXED, HANDOFF_PER_TERM = 0.15, 25e-6
 
-def serial_schedule(inst: Instance, deadline: Deadline = NEVER) -> Schedule | None:
+def serial_schedule(inst: Instance, deadline: Deadline) -> Schedule | None:
     """Every job alone on the idle cluster in its fastest configuration, in (a_j, j) order (None
     when the ``deadline`` expired first)."""
     plans: list[Plan | None] = [None] * len(inst.jobs)
@@ -197,7 +197,7 @@ SEARCH_S, SEARCH_SHARE = 3.0, 0.1
 
 
 def greedy_patterns(inst: Instance, horizon: int,
-                    deadline: Deadline = NEVER) -> tuple[Schedule, float] | None:
+                    deadline: Deadline) -> tuple[Schedule, float] | None:
     """A good schedule for :func:`exact`'s start windows and MIP start: list scheduling over the
     non-dominated placements (:func:`~optsched.models.elastic_cluster.job_patterns` with d <=
     ``horizon``) -- jobs in turn, each in the placement and start that complete it first on the
@@ -282,7 +282,7 @@ def _others(inst: Instance, deadline: Deadline) -> list[float] | None:
     fastest = [l - job.arrival for job, l in zip(inst.jobs, low)]
     out = []
     for j, job in enumerate(inst.jobs):
-        fluid = resource_bound(inst, fastest, areas=areas, skip=j)
+        fluid = resource_bound(inst, fastest, deadline, areas=areas, skip=j)
         out.append(max(total - job.weight * low[j], fluid))
     return out
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify
 from optsched.solvers.elastic_cluster.baselines import Timeline, place
@@ -137,7 +137,7 @@ def checked(inst: Instance, plans) -> float | None:
         return None
 
 
-def orders(inst: Instance, deadline: Deadline = NEVER) -> list[list[int]]:
+def orders(inst: Instance, deadline: Deadline) -> list[list[int]]:
     """Job orders to seed the search: arrival (a_j, j), and weighted shortest fastest run
     (w_j / d_j^min descending) within arrival; only the arrival order when ``deadline`` passes
     while the configurations are listed (~2 CPU-s for 100 paper-scale jobs)."""
@@ -167,7 +167,7 @@ class Search:
         self.value = cost(inst, self.plans)
         self.tries = self.kept = 0
 
-    def step(self, size: int, deadline: Deadline = NEVER) -> bool:
+    def step(self, size: int, deadline: Deadline) -> bool:
         """One ruin-and-recreate move of ``size`` jobs; True when it improved."""
         victims = self._victims(size)
         if self.rng.random() < 0.5:
@@ -181,7 +181,7 @@ class Search:
                 return
             self.move([j], deadline)
 
-    def move(self, order: list[int], deadline: Deadline = NEVER) -> bool:
+    def move(self, order: list[int], deadline: Deadline) -> bool:
         """Remove the jobs of ``order`` and re-insert them in that order; keep the result when
         sum_j w_j c_j drops and verify accepts it (True), else (or when the ``deadline`` expires
         during the move) restore the schedule."""

@@ -53,7 +53,7 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.method import Params, param
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome, SolveStatus
@@ -162,7 +162,7 @@ def gang_width(inst: Instance, n: int) -> int:
 
 
 def simulate_gang(inst: Instance, policy: GangPolicy,
-                  deadline: Deadline = NEVER) -> tuple[Schedule | None, dict]:
+                  deadline: Deadline) -> tuple[Schedule | None, dict]:
     """Run a gang policy event by event; return the schedule and counters.
 
     Events are job arrivals and ends of stretches (a stretch is a run of back-to-back rounds on one

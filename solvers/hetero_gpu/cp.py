@@ -36,13 +36,13 @@ schedule is also the solver's hint.
 
 from __future__ import annotations
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome
 from optsched.solvers import cpsat as cc
 
 
-def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
+def exact_cp(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Optimal Hare_Sched schedule by CP-SAT (one worker, ``random_seed = seed``).
 
     Returns ``optimal`` only when CP-SAT proves it; ``time_limit`` with the incumbent when the

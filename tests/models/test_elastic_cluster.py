@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from optsched.deadline import NEVER
+
 import dataclasses
 from pathlib import Path
 
@@ -119,7 +121,7 @@ def test_safe_horizon_covers_serial_schedule():
 
     for seed in range(6):
         inst = generate("tiny", seed)
-        serial = serial_schedule(inst)
+        serial = serial_schedule(inst, NEVER)
         cost = verify(inst, serial)
         assert max(p.completion for p in serial.plans) - 1 <= em.safe_horizon(inst, cost)
 
@@ -163,7 +165,7 @@ def test_column_generation_equals_explicit_lp(seed):
     inst, jobs, tau = _batch(seed, 6)
     cols = [c for j in jobs for c in em.enumerate_columns(inst, j, tau)]
     lp = solve_model(em.build_packing(inst, cols, tau, relax=True))
-    res = packing_lp(inst, jobs, tau)
+    res = packing_lp(inst, jobs, tau, deadline=NEVER)
     assert res.converged and res.stopped is None
     assert res.value == pytest.approx(lp.objective, rel=1e-6, abs=1e-6)
     assert len(res.columns) <= len(cols) and res.iterations >= 2

@@ -30,7 +30,7 @@ def _last(inst, cost):
 
 
 def _serial_cost(inst):
-    return verify(inst, ex.serial_schedule(inst))
+    return verify(inst, ex.serial_schedule(inst, NEVER))
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -74,7 +74,7 @@ def test_patterns_dominate_every_oracle_placement(seed):
     inst = generate("tiny", seed)
     H, R = inst.n_servers, inst.n_res
     for j in range(len(inst.jobs)):
-        pats = em.job_patterns(inst, j, math.inf)
+        pats = em.job_patterns(inst, j, math.inf, NEVER)
         oracle = brute.placements(inst, j)
         for d, use in oracle:
             assert any(p.duration <= d and (np.array(p.use) <= use.ravel()).all() for p in pats)
@@ -100,7 +100,7 @@ def test_symmetry_breaking_keeps_the_optimum_on_identical_servers():
         last = _last(inst, _serial_cost(inst))
         pats = em.exact_patterns(inst, last)
         lead = min(range(len(inst.jobs)), key=lambda j: (-inst.jobs[j].weight, j))
-        full = em.job_patterns(inst, lead, last[lead] - inst.jobs[lead].arrival + 1)
+        full = em.job_patterns(inst, lead, last[lead] - inst.jobs[lead].arrival + 1, NEVER)
         assert len(pats[lead]) < len(full)
         rep = solve_model(em.build_exact(inst, last, pats), time_limit=60)
         assert rep.objective == pytest.approx(brute.brute_force(inst), abs=1e-6)
@@ -133,7 +133,7 @@ def test_permuted_plans_verify_at_the_same_cost():
 @pytest.mark.parametrize("seed", range(3))
 def test_greedy_patterns_verifies_and_beats_the_serial_schedule(seed):
     inst = generate("small", seed, n_jobs=(8, 8))
-    schedule, cost = ex.greedy_patterns(inst, em.safe_horizon(inst, _serial_cost(inst)))
+    schedule, cost = ex.greedy_patterns(inst, em.safe_horizon(inst, _serial_cost(inst)), NEVER)
     assert verify(inst, schedule) == cost <= _serial_cost(inst)
 
 
@@ -162,7 +162,7 @@ def test_better_prefers_the_warm_start_over_a_worse_incumbent():
 
     inst = generate("small", 2, n_jobs=(6, 6))
     best, upper = ex._incumbent(inst, NEVER)
-    serial = ex.serial_schedule(inst)
+    serial = ex.serial_schedule(inst, NEVER)
     worse = verify(inst, serial)
     assert worse > upper
     rep = SolveReport(SolveStatus.TIME_LIMIT, worse, upper - 5, True, 1.0, {})
@@ -238,7 +238,7 @@ def test_busy_time_cuts_are_valid_for_the_optimal_schedule():
     for seed in range(4):
         inst = generate("small", seed, n_jobs=(8, 8))
         opt = solve(inst, "exact", time_limit=120).schedule
-        areas = bounds.min_areas(inst)
+        areas = bounds.min_areas(inst, NEVER)
         arrival = np.array([job.arrival for job in inst.jobs], dtype=float)
         true_mean = np.array([p.start + p.duration / 2 for p in opt.plans])
         # separate at a point that violates many cuts (every job at its release), then check
@@ -253,9 +253,9 @@ def test_shorter_max_len_filters_the_longer_list():
     for seed in range(4):
         inst = generate("small", seed, n_jobs=(6, 6))
         for j in range(len(inst.jobs)):
-            long = em.job_patterns(inst, j, 30)
-            short = em.job_patterns(inst, j, 3)
-            fresh = em.job_patterns(generate("small", seed, n_jobs=(6, 6)), j, 3)
+            long = em.job_patterns(inst, j, 30, NEVER)
+            short = em.job_patterns(inst, j, 3, NEVER)
+            fresh = em.job_patterns(generate("small", seed, n_jobs=(6, 6)), j, 3, NEVER)
             assert {(p.duration, p.use) for p in short} == {(p.duration, p.use) for p in fresh}
             assert len(short) <= len(long)
 
@@ -276,4 +276,4 @@ def test_exact_refuses_a_scan_longer_than_half_the_time_left():
 def test_job_patterns_stops_at_the_deadline():
     inst = generate("small", 0, n_jobs=(4, 4), n_servers=6, max_chunks=6)
     assert em.job_patterns(inst, 0, 50, Deadline(0.0)) is None
-    assert em.job_patterns(inst, 0, 50)  # nothing memoised by the stopped scan
+    assert em.job_patterns(inst, 0, 50, NEVER)  # nothing memoised by the stopped scan
