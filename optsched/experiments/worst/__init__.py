@@ -43,6 +43,31 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   the generator's output (e.g. the GPU list under ``overrides={"n_gpus": (1, 1)}``) keep it, except
   those the family's size measure counts. ``Family.worst.mutations`` adds family-specific operators
   (a GPU column for hetero_gpu).
+- *Priors* (issue 23 item 3; every one follows from the target or from the known shape of
+  worst cases, none from a known answer): log-scale moves (a field times a log-uniform factor up
+  to 1000: weights and sizes that differ by orders of magnitude in one move); many-element
+  moves (copy or remove k elements at once, k geometric); the *outlier* move (a counted list
+  made of copies of one element, one copy changed by a log-scale move: many identical light
+  jobs and one heavy one, the classic worst case of a greedy rule); *sequence* moves on the
+  lists the generator always produces strictly increasing (cumulative iteration counts, one per
+  stage: append stages -- the jobs that ran to the old last stage run on --, remove the last
+  ones, scale one step and shift the rest); growable sequences may reach the generator's
+  longest + 10. For the ``violation`` target every other fresh start first descends the
+  guarantee (:meth:`.state.Run.descend`: value moves and removals that keep what the size
+  counts, kept while the bound falls -- Hare's alpha(2+alpha) to 3 as the GPUs become alike;
+  PDA's 2 - 2/(l+1), which grows with the counted stages, is left alone), and every other
+  fresh restart climbs the plain ratio instead of the violation (tight small instances, where
+  the claim holds with equality, are maxima of any violation score).
+- *Hypotheses*: ``hypothesis(doc)`` discards candidates outside the claim's statement
+  (benchmarks/refute.py: Grouper's Theorem 2 is for cojobs released at 0).
+- *Throughput*: against ``exact``, the family's other exact methods are tried first with a
+  short limit (``exact_cp``: CP-SAT proves tiny hetero_gpu optima in ~0.02 s where the MILP
+  takes ~0.7 s); the first that proves optimality is the reference (``ref_method`` in the row).
+  *Pruning*: ALG/OPT <= ALG/LB for every valid lower bound, so a child whose score computed on
+  ALG/LB is below its parent's (it could not replace it) or below the shrink's target is not
+  solved exactly (a ``pruned`` row, never counted); the bound is the cheapest of the family's
+  ``bound`` methods within 0.05 of the tightest LB/OPT on two generator instances, used while
+  the run's median reference costs more than twice its time.
 - *Size*: ``Family.worst`` gives each family's measure (jobs, tasks, ...; a generic count of the
   objects inside lists without it); the default bound is the
   largest size the generator produced, so the exact solver stays fast.

@@ -43,12 +43,15 @@ class Profile:
 
     def list_range(self, pattern: str, grows: tuple[str, ...]) -> tuple[int, int]:
         """(min, max) length of a list: free (up to twice the generator's) for the lists the
-        size measure counts, the generator's range for the others."""
+        size measure counts; for the others at most the generator's longest, and down to one
+        element (one GPU: with the counted size bounded, fewer resources mean more contention,
+        and hetero_gpu's tiny preset never draws fewer than two GPUs; lists of a fixed shape,
+        such as a job's row of times per GPU, are kept consistent by validation)."""
         if pattern in grows:
             lo, hi = self.lists.get(pattern, (1, 1))
             extra = SEQUENCE_EXTRA if pattern in self.sequences else 2
             return 1, max(2 * hi, hi + extra)
-        return self.lists.get(pattern, (1, 1 << 30))
+        return 1, self.lists.get(pattern, (1, 1 << 30))[1]
 
 
 def profile(family, preset: str, overrides: dict) -> Profile:

@@ -313,9 +313,12 @@ class Run:
             g2 = self.guarantee(canon)
             if g2 is not None and g2 < g * (1 - REL):
                 doc, g, misses = canon, g2, 0
-            elif g2 is not None and g2 <= g * (1 + REL) and op is op_flatten_list:
-                doc = canon          # a homogeneous row that keeps the bound: a step towards
-                #                      the one that lowers it when several rows share the max
+            elif g2 is not None and g2 <= g * (1 + REL) and (
+                    op is op_flatten_list or _elements(canon) < _elements(doc)):
+                # level moves: a homogeneous row (a step towards the one that lowers the bound
+                # when several rows share the max) and a resource the size does not count
+                # removed (with the counted size fixed, fewer GPUs mean more contention)
+                doc = canon
         return doc
 
     # ---- pruning
@@ -534,3 +537,10 @@ class Run:
 def _median_of(values: list[float]) -> float:
     values = sorted(values)
     return values[len(values) // 2] if values else float("inf")
+
+
+def _elements(doc: dict) -> int:
+    """Elements of every list of ``doc`` (a removal lowers it)."""
+    from optsched.experiments.worst.doc import list_paths
+
+    return sum(len(get_at(doc, p)) for p in list_paths(doc))
