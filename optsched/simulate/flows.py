@@ -250,15 +250,36 @@ class Simulator:
         """Arrived cojobs that have not finished their last stage."""
         return [g for g, k in enumerate(self.stage) if k >= 0 and math.isnan(self.S[g][-1])]
 
+    # ---- checkpoints: resume a run from a state another run passed through ----
+    def checkpoint(self) -> dict:
+        """A copy of the whole mutable state (between two allocations), for :meth:`resume`."""
+        return _copied({key: getattr(self, key) for key in _STATE})
+
+    @classmethod
+    def resume(cls, instance, policy: Policy, state: dict, record: bool = True) -> "Simulator":
+        """A simulator in the state of :meth:`checkpoint` ``state`` (copied again, so one
+        checkpoint serves many resumptions) under ``policy`` from there on. Resumed under the
+        policy the checkpointed run had, it ends exactly as that run; under another policy it ends
+        exactly as a full run of that policy whenever the two policies ranked every allocation
+        before the checkpoint alike (the run is deterministic)."""
+        sim = cls(instance, policy, record)
+        for key, value in _copied(state).items():
+            setattr(sim, key, value)
+        return sim
+
     # ---- main loop ----
-    def run(self, deadline: Deadline | None = None) -> SimResult:
+    def run(self, deadline: Deadline | None = None, checkpoints: list | None = None,
+            every: int = 0) -> SimResult:
         """Simulate until every job is done and return the :class:`SimResult`.
 
         With a ``deadline``, the run is checked before every allocation and stops once it has
-        expired (``SimResult.complete`` False).
+        expired (``SimResult.complete`` False). With ``checkpoints`` (a list) and ``every > 0``,
+        ``(t, checkpoint())`` is appended before every ``every``-th allocation.
         """
         wall = time.perf_counter()
         while self._left > 0:
+            if checkpoints is not None and every > 0 and self.n_alloc % every == 0:
+                checkpoints.append((self.t, self.checkpoint()))
             if deadline is not None and deadline.expired():
                 return SimResult(self.S, self.job_end, self.starts, self.segments, self.n_events,
                                  self.n_alloc, time.perf_counter() - wall, complete=False)
@@ -420,6 +441,30 @@ class Simulator:
     def _emit(self, event: tuple) -> None:
         self.n_events += 1
         self._events.append(event)
+
+
+#: The mutable state of a :class:`Simulator` and how deep a checkpoint copies it: 0 = immutable
+#: value, 1 = list/set of immutables, 2 = list of lists or dict of lists, 3 = three levels.
+_STATE = {"t": 0, "_left": 0, "n_events": 0, "n_alloc": 0, "stage": 1, "pending": 1,
+          "iteration": 2, "rem": 2, "S": 2, "job_end": 2, "starts": 3, "stage_start": 2,
+          "sent": 3, "_compute": 1, "computing": 1, "_arrivals": 1, "_events": 1, "segments": 1}
+
+
+def _copied(state: dict) -> dict:
+    """A copy of a checkpoint, each value to its depth in :data:`_STATE`."""
+    out = {}
+    for key, depth in _STATE.items():
+        value = state[key]
+        if depth == 1:
+            value = type(value)(value)
+        elif depth == 2 and isinstance(value, dict):
+            value = {k: v[:] for k, v in value.items()}
+        elif depth == 2:
+            value = [row[:] for row in value]
+        elif depth == 3:
+            value = [[row[:] for row in rows] for rows in value]
+        out[key] = value
+    return out
 
 
 def simulate(instance, policy: Policy, record: bool = True,

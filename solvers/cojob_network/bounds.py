@@ -152,6 +152,27 @@ def remember_model_f(instance: Instance, f_star: float) -> None:
         pass
 
 
+#: The stage order of the best Model F solution found per instance (by :func:`order_bound` or
+#: :func:`.exact.exact`): a start for :func:`.exact.improve` (its completion order by F's ``x``).
+_F_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def remember_model_f_order(instance: Instance, order: tuple) -> None:
+    """Record the stage order of a Model F solution for ``instance``."""
+    try:
+        _F_ORDER[instance] = tuple(order)
+    except TypeError:   # not weak-referenceable or not hashable: nothing is cached
+        pass
+
+
+def solved_model_f_order(instance: Instance) -> tuple | None:
+    """The stage order of Model F's solution on ``instance`` if one was found in this process."""
+    try:
+        return _F_ORDER.get(instance)
+    except TypeError:
+        return None
+
+
 def solved_model_f(instance: Instance) -> float | None:
     """``F*`` of ``instance`` if :func:`.exact.exact` proved it in this process, else None."""
     try:
@@ -192,7 +213,10 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     if refusal is not None or deadline.expired():
         info["stopped"] = f"Model F not built: {refusal or 'deadline'}"
         return Outcome(None, SolveStatus.TIME_LIMIT, value, info)
-    rep = solve_model(cm.build_ordering_milp(instance), deadline=deadline, seed=seed)
+    model = cm.build_ordering_milp(instance)
+    rep = solve_model(model, deadline=deadline, seed=seed)
+    if rep.has_solution:
+        remember_model_f_order(instance, cm.extract_order(instance, model))
     f_bound = _milp_bound(rep)
     info.update(model_f=f_bound, model_f_status=rep.status.value, milp_runtime_s=rep.runtime_s)
     if f_bound is not None and (value is None or f_bound > value):

@@ -4,6 +4,7 @@ bound) and Model E (event-indexed MILP of (O)), with their size guards.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import time
@@ -159,7 +160,7 @@ def _event_terms(instance: Instance) -> int:
 def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
             info: dict) -> None:
     """Model F (:data:`F_SHARE`): its bound, its simulated order; F* remembered when optimal."""
-    from optsched.solvers.cojob_network.bounds import remember_model_f
+    from optsched.solvers.cojob_network.bounds import remember_model_f, remember_model_f_order
 
     f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
     proof.cut |= f_rep is None and not info.get("size_capped")  # size guard: not built in time
@@ -174,6 +175,7 @@ def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadl
                              else min(f_rep.bound, f_rep.objective))
         proof.cut |= f_rep.status is not SolveStatus.OPTIMAL
     if f_order is not None:
+        remember_model_f_order(instance, f_order)
         proof.cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
 
 
@@ -470,56 +472,165 @@ def chain_orders(instance: Instance, limit: int) -> list:
 # Improvement (certify's upper side, issue 19)
 
 
+#: improve checkpoints the current order's run before every this many allocations; a neighbour is
+#: simulated from the last checkpoint before the two orders first rank in-flight stages apart.
+CHECK_EVERY = 40
+
+
 def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
             goal: float | None = None) -> Outcome:
     """Local search over stage orders, each evaluated by order-preserving priority scheduling.
 
     The paper's schedules are stage permutations ``sigma`` run by order-preserving flow scheduling
     (Sec. III-D, the simulator of :mod:`optsched.simulate.flows`): this searches that space from
-    the completion order of ``start`` (chains kept, Sec. III-D precedence) by first-improvement
-    moves, adjacent swaps and insertions (:func:`_moves`), tried in the order of their Model F cost
-    (:func:`order_cost`, a cheap surrogate; ties shuffled by ``seed``), each simulated under
-    ``deadline`` less the time one ``verify`` of ``start`` took (twice), which is kept for the
-    final check. Never worse than ``start`` (returned when nothing better is found or the best
-    run fails ``verify``); the returned schedule is verified. ``goal`` (a valid lower bound,
-    certify's) ends the search once a run meets it.
+    the better of the completion order of ``start`` and Model F's optimal order when
+    :func:`.bounds.order_bound` has solved it (chains kept, Sec. III-D precedence) by
+    first-improvement moves, adjacent swaps and insertions (:func:`_moves`), tried in the order of
+    their Model F cost (:func:`order_cost`, a cheap surrogate; ties shuffled by ``seed``). A
+    neighbour is simulated incrementally (:func:`_evaluate`): from the current order's last
+    checkpoint before the first moment the two orders rank two in-flight stages apart, or not at
+    all when they never do (the same run). The search stops under ``deadline`` less the time of
+    one recorded simulation and two ``verify`` of ``start``, kept for the final check. Never worse
+    than ``start`` (returned when nothing better is found or the best run fails ``verify``); the
+    returned schedule is verified. ``goal`` (a valid lower bound, certify's) ends the search once
+    a run meets it.
     """
     began = time.perf_counter()
     value = _problem.verify(instance, start)
     reserve = 2.0 * (time.perf_counter() - began) + 0.1
-    search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
-    order = completion_order(instance, start)
     rng = random.Random(seed)
-    info: dict[str, Any] = {"start": value, "evaluated": 0, "improved": 0}
+    info: dict[str, Any] = {"start": value, "evaluated": 0, "improved": 0, "unchanged": 0}
     best: dict[str, Any] = {"value": value}
-    current = _evaluate(instance, order, search, best, info)
-    improved = True
+    began = time.perf_counter()
+    base = _first_base(instance, start, deadline, best, info)
+    if base is not None and deadline.end is not None:   # one recorded run at the end
+        reserve += 1.5 * (time.perf_counter() - began) / max(1, info["evaluated"])
+    search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
+    improved = base is not None
 
     def done() -> bool:
         return search.expired() or (goal is not None and at_most(best["value"], goal))
 
     while improved and not done():
         improved = False
-        for cand in sorted(_moves(order, rng), key=lambda o: order_cost(instance, o)):
+        assert base is not None
+        for cand in sorted(_moves(base.order, rng), key=lambda o: order_cost(instance, o)):
             if done():
                 break
-            cost = _evaluate(instance, cand, search, best, info)
-            if cost < current and not at_most(current, cost):
-                order, current, improved = cand, cost, True
+            cost, moved = _evaluate(instance, base, cand, search, best, info)
+            if moved is not None and cost < base.value and not at_most(base.value, cost):
+                base, improved = moved, True
                 info["improved"] += 1
                 break
-    schedule = _checked_best(instance, start, value, best, info)
+    schedule = _checked_best(instance, start, value, best, info, deadline)
     status = SolveStatus.TIME_LIMIT if search.expired() else SolveStatus.FEASIBLE
     return Outcome(schedule, status, None, info)
 
 
+@dataclass
+class _Base:
+    """The current order of :func:`improve` and its run: cost, each stage's start and completion,
+    and the run's checkpoints ``(t, state)`` (:meth:`~optsched.simulate.flows.Simulator.
+    checkpoint`)."""
+
+    order: tuple
+    value: float
+    start: dict
+    end: dict
+    checkpoints: list
+
+
+def _first_base(instance: Instance, start: Schedule, deadline: Deadline, best: dict,
+                info: dict) -> _Base | None:
+    """The better run of ``start``'s completion order and Model F's order (if known)."""
+    from optsched.solvers.cojob_network.bounds import solved_model_f_order
+
+    orders = [completion_order(instance, start)]
+    f_order = solved_model_f_order(instance)
+    if f_order is not None and _chains_kept(f_order) and f_order not in orders:
+        orders.append(f_order)
+    base = None
+    for n, order in enumerate(orders):
+        got = _simulate_order(instance, order, deadline, best, info)
+        if got is not None and (base is None or got.value < base.value):
+            base = got
+            info["start_order"] = ("completion", "model_f")[n]
+    return base
+
+
+def _simulate_order(instance: Instance, order: tuple, deadline: Deadline, best: dict, info: dict,
+                    resume: tuple[list, int] | None = None) -> _Base | None:
+    """Run ``order`` (unrecorded, checkpointed), from scratch or from checkpoint ``resume =
+    (checkpoints, i)``; None when the deadline stopped it. Keeps the order in ``best`` when it
+    beats ``best["value"]``."""
+    from optsched.simulate.flows import Simulator
+
+    policy = StageOrder(order)
+    kept: list = []
+    if resume is None:
+        sim = Simulator(instance, policy, record=False)
+    else:
+        checkpoints, i = resume
+        sim = Simulator.resume(instance, policy, checkpoints[i][1], record=False)
+        kept = checkpoints[:i]                  # the resumed run checkpoints its first state again
+    fresh: list = []
+    run = sim.run(deadline, fresh, CHECK_EVERY)
+    if not run.complete:
+        return None
+    info["evaluated"] += 1
+    value = sum_sct(instance, run)
+    if value < best["value"]:
+        best.update(value=value, order=order)
+    starts = {(g, k): sim.stage_start[g][k] for g, k in instance.stages}
+    ends = {(g, k): run.S[g][k] for g, k in instance.stages}
+    return _Base(order, value, starts, ends, kept + fresh)
+
+
+def _evaluate(instance: Instance, base: _Base, order: tuple, deadline: Deadline, best: dict,
+              info: dict) -> tuple[float, _Base | None]:
+    """The cost of ``order`` and its run (None when it is ``base``'s run, or was stopped: cost inf).
+
+    Runs of two orders are identical up to the first allocation at which some pair of stages
+    the orders rank differently is in flight at once (the classes of the other pairs keep their
+    relative order, and :func:`~optsched.simulate.flows.allocate` only compares classes):
+    :func:`divergence` in ``base``'s run. ``order`` is resumed from ``base``'s last checkpoint
+    before that moment; when there is none, its run is ``base``'s."""
+    t = divergence(base, order)
+    if t == math.inf:
+        info["unchanged"] += 1
+        return base.value, None
+    i = bisect.bisect_left([c[0] for c in base.checkpoints], t) - 1
+    got = _simulate_order(instance, order, deadline, best, info,
+                          None if i < 0 else (base.checkpoints, i))
+    return (math.inf, None) if got is None else (got.value, got)
+
+
+def divergence(base: _Base, order: tuple) -> float:
+    """The first time ``base``'s run has in progress two stages that ``order`` ranks the other way
+    round from ``base.order`` (each stage in progress on ``[start, completion]``, closed: a
+    conservative overlap); inf when there is no such time."""
+    pos = {a: n for n, a in enumerate(base.order)}
+    first = math.inf
+    for n, a in enumerate(order):
+        for b in order[n + 1:]:
+            if pos[a] > pos[b]:
+                t = max(base.start[a], base.start[b])
+                if t <= min(base.end[a], base.end[b]) and t < first:
+                    first = t
+    return first
+
+
 def _checked_best(instance: Instance, start: Schedule, value: float, best: dict,
-                  info: dict) -> Schedule:
-    """The best simulated run as a schedule if ``verify`` accepts it below ``value``; else
-    ``start``."""
-    if "run" not in best:
+                  info: dict, deadline: Deadline = NEVER) -> Schedule:
+    """The best order's run, recorded, as a schedule if ``verify`` accepts it below ``value``;
+    else ``start``."""
+    if "order" not in best:
         return start
-    schedule = schedule_of(best["run"], best["order"], "stage_order")
+    run = simulate(instance, StageOrder(best["order"]), deadline=deadline)
+    if not run.complete:
+        info["stopped"] = why_stopped(run)
+        return start
+    schedule = schedule_of(run, best["order"], "stage_order")
     try:
         checked = _problem.verify(instance, schedule)
     except InfeasibleSchedule as err:
@@ -549,20 +660,6 @@ def order_cost(instance: Instance, order) -> float:
         done[g, k] = max(chain, float(prefix.max()))
         total += done[g, k] - instance.cojobs[g].arrival
     return total
-
-
-def _evaluate(instance: Instance, order: tuple, deadline: Deadline, best: dict,
-              info: dict) -> float:
-    """Simulate ``order`` (recorded) and keep the run in ``best`` when it beats ``best["value"]``;
-    inf when the deadline stopped the run."""
-    run = simulate(instance, StageOrder(order), deadline=deadline)
-    if not run.complete:
-        return math.inf
-    info["evaluated"] += 1
-    value = sum_sct(instance, run)
-    if value < best["value"]:
-        best.update(value=value, run=run, order=order)
-    return value
 
 
 def _moves(order: tuple, rng: random.Random):
