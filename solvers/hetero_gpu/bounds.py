@@ -113,11 +113,18 @@ def fluid_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
 def _horizon(inst: Instance) -> float:
     """Makespan of Algorithm 1's list scheduling (earliest finish, x̂ = arrivals): where the grid
     ends (any horizon gives a valid bound: the last interval is unbounded)."""
-    from optsched.solvers.hetero_gpu.algorithm import HareParams, list_schedule
+    return _horizon_and_cost(inst)[0]
+
+
+def _horizon_and_cost(inst: Instance) -> tuple[float, float]:
+    """Makespan and cost sum_n w_n C_n of Algorithm 1's list scheduling (lines 4-18, earliest
+    finish, x̂ = a_n + r)."""
+    from optsched.solvers.hetero_gpu.algorithm import HareParams, list_runs
 
     xhat = {(n, r, k): inst.jobs[n].arrival + r for n, r, k in inst.tasks}
-    sched = list_schedule(inst, xhat, HareParams(gpu_choice="earliest_finish", tie="index"))
-    return max(t.start + inst.tc[t.job, t.gpu] + inst.ts[t.job, t.gpu] for t in sched.runs)
+    runs, cost = list_runs(inst, xhat, HareParams(gpu_choice="earliest_finish", tie="index"))
+    span = max(start + inst.tc[n, m] + inst.ts[n, m] for n, _, _, m, start in runs)
+    return float(span), float(cost)
 
 
 def grid(horizon: float, intervals: int) -> np.ndarray:
@@ -129,7 +136,17 @@ def grid(horizon: float, intervals: int) -> np.ndarray:
 def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: int = 0
              ) -> float | None:
     """Optimum of the interval-indexed fluid relaxation on breakpoints ``points`` (None: not
-    solved in time).
+    solved in time); :func:`fluid_lp_prices` states the LP."""
+    out = fluid_lp_prices(inst, points, deadline=deadline, seed=seed)
+    return None if out is None else out[0]
+
+
+def fluid_lp_prices(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: int = 0
+                    ) -> tuple[float, np.ndarray] | None:
+    """Optimum of the interval-indexed fluid relaxation on breakpoints ``points`` and the prices
+    of its capacity rows, ``prices[g, t]`` >= 0 per GPU-second of class g in interval t (minus
+    the row duals; :mod:`~optsched.solvers.hetero_gpu.lagrange` starts from them). None: not
+    solved in time.
 
     Intervals I_t = [s_t, s_{t+1}) and a last, unbounded one [s_T, inf). Column v[n,g,t] >= 0 is
     the compute work of job n done on GPU class g during I_t, in tasks. Rows, each valid for
@@ -186,7 +203,10 @@ def fluid_lp(inst: Instance, points: np.ndarray, *, deadline: Deadline, seed: in
     rep = m.solve(deadline=deadline)
     if rep.status is not SolveStatus.OPTIMAL:
         return None
-    return rep.objective - LP_MARGIN * abs(rep.objective)
+    prices = np.zeros((n_cls, n_int - 1))
+    if rep.row_dual is not None:
+        prices = np.clip(-rep.row_dual[cap0:par0].reshape(n_cls, n_int - 1), 0.0, None)
+    return rep.objective - LP_MARGIN * abs(rep.objective), prices
 
 
 def _chain_gap(job) -> float:
