@@ -47,3 +47,35 @@ def test_saved_violation_still_violates(path, family, method, target, factor):
     assert res.violation == pytest.approx(factor, rel=1e-6)
     if target == "violation":
         assert res.ratio is not None and res.ratio > res.guarantee
+
+
+#: Violations of an approximation ratio found unaided (issue 23 item 3; benchmarks/refute.py
+#: from tiny generator starts, shrunk): (file, family, method, ALG, OPT, claimed guarantee).
+FOUND_RATIO: list[tuple[str, str, str, float, float, float]] = [
+    # Theorem 4 (errata H1): hare 413.839 vs OPT 136.042 on one GPU (alpha = 1, bound 3):
+    # found by the mutation search, seed 0, after 293 s (load 7-8), shrunk
+    ("hetero_gpu/refute_thm4_found.json", "hetero_gpu", "hare", 413.839, 136.042, 3.0),
+]
+
+
+@pytest.mark.parametrize("path, family, method, alg, opt, guarantee", FOUND_RATIO,
+                         ids=[f"{f[0]}:{f[2]}" for f in FOUND_RATIO])
+def test_found_ratio_violation_is_verified_and_proven(path, family, method, alg, opt, guarantee):
+    """Both schedules pass the family's verify with the objectives recorded, the optimum is
+    proven by ``exact`` (not only by the faster reference the search used), and ALG/OPT is
+    above the paper's claimed guarantee on the instance."""
+    from optsched import registry
+    from optsched.io import load_instance
+    from optsched.result import SolveStatus
+
+    fam = registry.get_family(family)
+    inst = load_instance(DATA / path)
+    res = replay(family, method, DATA / path, target="violation", time_limit=120.0)
+    assert res.against == "exact" and res.exceeds_guarantee
+    schedules = {name: fam.problem.Schedule.from_dict(s) for name, s in res.schedules.items()}
+    assert fam.verify(inst, schedules[method]) == pytest.approx(alg, rel=1e-9)
+    assert fam.verify(inst, schedules["exact"]) == pytest.approx(opt, rel=1e-9)
+    proof = registry.solve(inst, "exact", time_limit=120.0)
+    assert proof.status is SolveStatus.OPTIMAL and proof.objective == pytest.approx(opt, rel=1e-9)
+    assert fam.method(method).guarantee_on(inst) == pytest.approx(guarantee, rel=1e-12)
+    assert alg / opt > guarantee * (1 + 1e-6)
