@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Callable
@@ -154,8 +155,9 @@ def _write_declared_model(inst, args) -> bool:
 
     model = entry.build_model(inst, Deadline.after(args.time_limit))
     w = write_model(model, args.write_model)
-    print(f"wrote the model {entry.name} solves ({w['model']}; {w['variables']:,} variables, "
-          f"{w['constraints']:,} constraints) to {w['path']}; not solved")
+    print(textwrap.fill(f"wrote {w['path']}, not solved: the model {entry.name} solves "
+                        f"({w['model']}; {w['variables']:,} variables, {w['constraints']:,} "
+                        f"constraints)", 100, subsequent_indent="  ", break_on_hyphens=False))
     return True
 
 

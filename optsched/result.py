@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -176,7 +177,8 @@ class Result:
         """What certify adds to the summary: why no model was built, the gap and its sides."""
         lines = []
         if "not_built" in self.info:
-            lines.append(f"model      not built: {self.info['not_built']}")
+            lines += textwrap.wrap(f"model      not built: {self.info['not_built']}", 100,
+                                   subsequent_indent=" " * 11, break_on_hyphens=False)
         if "upper_by" in self.info:
             gap = self.info.get("gap")
             shown = "-" if gap is None else f"{gap:.2%}"

@@ -16,7 +16,10 @@ Conventions (docs/dev/design.md):
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,16 +89,18 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     options = current()
     if options.write_model:
         _write_model(model, options)
-    threads = threads if options.threads is None else options.threads
     tee = tee or options.log
+    threads = threads if options.threads is None else options.threads
     if deadline is not None:
         left = deadline.limit()
         time_limit = left if time_limit is None or left is None else min(time_limit, left)
     if options.name != "highs":
         from optsched.solvers.other import solve_other
 
-        return solve_other(model, options.name, time_limit=time_limit, mip_rel_gap=mip_rel_gap,
-                           threads=threads, seed=seed, tee=tee, warm_start=warm_start)
+        with log_on_stderr(tee):
+            return solve_other(model, options.name, time_limit=time_limit,
+                               mip_rel_gap=mip_rel_gap, threads=threads, seed=seed, tee=tee,
+                               warm_start=warm_start)
     # fixed variables stay columns with equal bounds: as parameters, Pyomo would rewrite their
     # rows at every solve(), and HiGHS drops a start given before such a change
     opt = Highs(treat_fixed_vars_as_params=False)
@@ -107,7 +112,8 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
         left = deadline.limit()
         time_limit = left if time_limit is None or left is None else min(time_limit, left)
     res = opt.solve(
-        model, time_limit=time_limit, rel_gap=mip_rel_gap, threads=threads, tee=tee,
+        model, time_limit=time_limit, rel_gap=mip_rel_gap, threads=threads,
+        tee=[sys.stderr] if tee else False,  # a log never mixes with a command's stdout
         load_solutions=False, raise_exception_on_nonoptimal_result=False,
         solver_options={"random_seed": int(seed) % 2147483647},
     )
@@ -137,6 +143,24 @@ def solve_model(model: pyo.ConcreteModel, *, time_limit: float | None = None,
     if has_solution and bound is not None:
         info["gap"] = abs(objective - bound) / max(abs(objective), 1e-9)
     return SolveReport(status, float(objective), bound, has_solution, runtime, info)
+
+
+@contextlib.contextmanager
+def log_on_stderr(on: bool):
+    """While ``on``, what a solver prints at C level (SCIP, solvers run by Pyomo) goes to stderr,
+    so a log (``--log``) never mixes with a command's output on stdout."""
+    if not on:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def write_model(model: pyo.ConcreteModel, path: str | Path) -> dict[str, Any]:

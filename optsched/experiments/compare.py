@@ -31,7 +31,7 @@ from pathlib import Path
 
 from optsched.errors import InfeasibleSchedule
 from optsched.experiments.ratios import exc_text, progress_bar, versions
-from optsched.experiments.table import align
+from optsched.experiments.table import align, wrapped
 
 COMPARE_FIELDS = ("family", "preset", "seed", "method", "kind", "status", "objective", "relative",
                   "lower_bound", "alg_lb", "alg_ub", "runtime_s", "error")
@@ -220,10 +220,11 @@ def format_compare(rows: list[dict], reference: str) -> str:
     def f(v, spec):
         return "" if v is None else format(v, spec)
 
-    header = ("method", "kind", "n", "mean objective", "/ref", "max",
+    header = ("method", "kind", "n", "mean obj", "/ref", "max",
               "ALG/UB", "ALG/LB", "max", "med. s", "fail")
     summary = summarize_compare(rows, reference)
-    lines = [(s["method"] + (" *" if s["method"] == reference else ""), s["kind"],
+    lines = [(s["method"] + (" *" if s["method"] == reference else ""), SHORT_KIND.get(s["kind"],
+                                                                               s["kind"]),
               str(s["instances"]), f(s["objective_mean"], ",.0f"), f(s["relative_mean"], ".3f"),
               f(s["relative_max"], ".3f"),
               f(s["alg_ub_mean"], ".3f"), f(s["alg_lb_mean"], ".3f"), f(s["alg_lb_max"], ".3f"),
@@ -246,7 +247,11 @@ def format_compare(rows: list[dict], reference: str) -> str:
         elif r[what] is None:
             missing = "bound" if r["kind"] == "bound" else "schedule"
             notes.append(f"  {r['method']} seed {r['seed']}: no {missing} (status {r['status']})")
-    return text + "\n\n" + "\n".join(notes)
+    return text + "\n\n" + "\n".join(wrapped(notes))
+
+
+#: The kind column as the ratios table prints it.
+SHORT_KIND = {"algorithm": "alg", "baseline": "base", "certify": "cert"}
 
 
 def _bound_notes(rows: list[dict], summary: list[dict]) -> list[str]:
@@ -256,9 +261,10 @@ def _bound_notes(rows: list[dict], summary: list[dict]) -> list[str]:
         return ["ALG/LB: the family registers no bound method."]
     statuses = sorted({r["status"] for r in bounds})
     ranked = [s for s in summary if s["alg_lb_mean"] is not None and s["kind"] != "certify"]
-    notes = [f"ALG/LB = objective / the lower bound of `{bounds[0]['method']}` on the same instance "
-             f"(status {', '.join(statuses)}); an upper bound on ALG/OPT. Relaxed-model methods get "
-             f"none."]
+    names = ", ".join(dict.fromkeys(r["method"] for r in bounds))
+    notes = [f"ALG/LB = objective / the best lower bound of the instance (the best of {names}, "
+             f"status {', '.join(statuses)}; certify's LB when higher); an upper bound on "
+             f"ALG/OPT. Relaxed-model methods get none."]
     if ranked:
         best = min(ranked, key=lambda s: s["alg_lb_mean"])
         notes.append(f"best ALG/LB: {best['method']} {best['alg_lb_mean']:.3f} (mean), "

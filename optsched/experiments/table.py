@@ -130,7 +130,7 @@ def format_table(rows: list[dict], max_notes: int = 12, wide: bool = False) -> s
     """
     summary = summarize(rows)
     text = _wide(summary, rows) if wide else _by_family(summary, rows)
-    return text + "\n\n" + "\n".join(_wrapped(_notes(rows, max_notes)))
+    return text + "\n\n" + "\n".join(wrapped(_notes(rows, max_notes)))
 
 
 def _counted(s: dict) -> str:
@@ -230,7 +230,7 @@ def _notes(rows: list[dict], max_notes: int) -> list[str]:
     return notes
 
 
-def _wrapped(notes: list[str]) -> list[str]:
+def wrapped(notes: list[str]) -> list[str]:
     """Notes wrapped at :data:`WIDTH` columns (continuation lines indented)."""
     out = []
     for note in notes:
@@ -247,7 +247,8 @@ def _portfolio_note(rows: list[dict]) -> list[str]:
             by = " + ".join((r.get("params") or {}).get("proven_by") or []) or "not proven"
             fam = counts.setdefault(r["family"], {})
             fam[by] = fam.get(by, 0) + 1
-    return [f"portfolio {family}: " + ", ".join(f"{by} {n}" for by, n in sorted(c.items()))
+    return [f"portfolio {family} (which engine proved OPT): "
+            + ", ".join(f"{by} on {n}" for by, n in sorted(c.items()))
             for family, c in counts.items()]
 
 

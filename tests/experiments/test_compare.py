@@ -51,7 +51,7 @@ def test_compare_shows_alg_over_lb(hetero):
                 assert r["alg_lb"] == pytest.approx(r["objective"] / lb)
                 assert r["alg_lb"] >= 1 - 1e-9
     assert "ALG/LB" in table.splitlines()[0]
-    assert "best ALG/LB: " in table and "lower bound of `lower_bound`" in table
+    assert "best ALG/LB: " in table and "the best of lower_bound" in table
 
 
 def test_relaxed_methods_get_no_alg_over_lb(hetero):

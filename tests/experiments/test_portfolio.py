@@ -65,7 +65,7 @@ def test_both_engines_prove_and_agree(hetero):
         assert joint["params"]["proven_by"] == ["exact", "exact_cp"]
     hare = _by(rows, "hare")
     assert all(r["ratio"] == pytest.approx(r["objective"] / r["opt"]) for r in hare)
-    assert "portfolio hetero_gpu: exact + exact_cp 2" in format_table(rows)
+    assert "portfolio hetero_gpu (which engine proved OPT): exact + exact_cp on 2" in format_table(rows)
 
 
 def test_incumbent_of_one_meets_the_bound_of_the_other(hetero):
