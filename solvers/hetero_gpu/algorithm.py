@@ -498,7 +498,7 @@ def lemma_checks(inst: Instance, schedule: Schedule, xhat: dict) -> dict:
 
 
 def theorem4_bound(inst: Instance) -> float:
-    """Theorem 4's claimed ratio α(2+α).
+    """Theorem 4's claimed ratio α(2+α) (reading-dependent: errata H1).
 
     α of Lemma 3 (the worst per-task speed ratio across GPUs), evaluated on the instance.
     """
