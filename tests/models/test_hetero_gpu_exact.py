@@ -134,7 +134,8 @@ def test_exact_is_never_worse_than_its_start(seed):
     assert result.objective <= result.info["start_cost"] * (1 + 1e-9)
     if result.info.get("returned") == "warm start":
         assert result.objective == pytest.approx(result.info["start_cost"], rel=1e-12)
-    assert result.lower_bound <= result.objective * (1 + 1e-9)
+    # HiGHS may stop (its wall-time limit, under load) before it has a bound: None is valid
+    assert result.lower_bound is None or result.lower_bound <= result.objective * (1 + 1e-9)
     if result.status.value == "optimal":
         assert result.lower_bound == pytest.approx(result.objective, rel=1e-6)
 
