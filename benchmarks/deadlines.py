@@ -14,8 +14,8 @@ whatever the load, and ``cpu_past`` = CPU used - limit is the CPU time it used a
 (the step under way and the registry's verify). ``--clock wall`` keeps the wall-clock deadline a
 user gets; the parent then reads the child's CPU time from /proc when the deadline passes.
 
-Every call runs in its own interpreter at ``nice 10`` (``--one``), so ``ru_maxrss`` is that call's
-peak RSS; imports and instance generation happen before the call is timed. Recorded per call: CPU
+Every call runs in its own interpreter at ``nice 10`` (``--nice N`` to change it; ``--one``), so
+``ru_maxrss`` is that call's peak RSS; imports and instance generation happen before the call is timed. Recorded per call: CPU
 seconds of the call (``time.process_time``, all threads, plus child processes'), CPU past the
 deadline, wall seconds, the CPU time of the registry's verify inside them
 (``info["verify_cpu_s"]``), peak RSS and the RSS before the call. A call that uses more than
@@ -98,7 +98,7 @@ def _proc_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(case: tuple, method: str, limit: float, clock: str = "cpu") -> dict:
+def run(case: tuple, method: str, limit: float, clock: str = "cpu", nice: int = NICE) -> dict:
     """``one`` in a fresh interpreter (killed past ``limit + KILL_CPU_S`` CPU seconds), its deadlines
     read on ``clock`` (``OPTSCHED_DEADLINE_CLOCK``). ``cpu_past`` = CPU seconds the call used after
     its deadline (the step under way, and the registry's verify): on the CPU clock, CPU used minus
@@ -110,7 +110,7 @@ def run(case: tuple, method: str, limit: float, clock: str = "cpu") -> dict:
         cmd = [sys.executable, __file__, "--one",
                json.dumps([family, preset, seed, overrides, method, limit, mark])]
         with open(out, "w") as fo, open(err, "w") as fe:
-            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, preexec_fn=lambda: os.nice(NICE),
+            proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, preexec_fn=lambda: os.nice(nice),
                                     env={**os.environ, "OPTSCHED_DEADLINE_CLOCK": clock})
             at_deadline = _cpu_at_deadline(proc, mark, limit) if clock == "wall" else None
             if not _wait(proc, limit):
@@ -238,6 +238,9 @@ def main(argv=None) -> None:
                              "idle machine, whatever the load)")
     parser.add_argument("--all-limits", action="store_true",
                         help="run algorithms and baselines at every limit too (when they hit it)")
+    parser.add_argument("--nice", type=int, default=NICE,
+                        help="niceness of the measured calls (default %(default)s; on the CPU "
+                             "clock it changes their wall time, not their figures)")
     parser.add_argument("--json", help="append every row to this JSON-lines file")
     parser.add_argument("--resume", action="store_true",
                         help="skip the (case, method) pairs the --json file has; table them too")
@@ -258,7 +261,7 @@ def main(argv=None) -> None:
             if args.method and method not in args.method or (case[0], case[1], method) in seen:
                 continue
             for limit in args.limits:
-                row = run(case, method, limit, args.clock)
+                row = run(case, method, limit, args.clock, args.nice)
                 row["load"] = os.getloadavg()[0]
                 rows.append(row)
                 print(fmt(row), flush=True)

@@ -628,6 +628,12 @@ __all__ = ["LAGRANGE_ITERATIONS", "MAX_COLUMNS", "MAX_PLACEMENTS", "PAIR_EVERY",
 COLGEN_ITERATIONS = 10_000
 #: Columns added per job and pricing round (the cheapest of distinct worker counts).
 COLGEN_PER_JOB = 2
+#: Not in the paper: the largest pool relaxation :func:`colgen_bound` builds, in jobs x pools x
+#: horizon slots (each job's limits take ~17 bytes a cell, the master's row maps 16 per type, pool
+#: and slot). The paper preset needs 200 x 2 x ~2,200 from a complete list-schedule start; from
+#: the serial schedule (the start when the list schedule is cut short by the deadline) the
+#: horizon is ~40 million slots, GBs that no deadline check would stop (issue 22 item 3).
+MAX_POOL_CELLS = 5_000_000
 #: Wentges smoothing: prices are ``SMOOTH * best + (1 - SMOOTH) * current`` duals (a mispricing
 #: round falls back to the current duals).
 SMOOTH = 0.5
@@ -655,7 +661,7 @@ class _Pools:
     ``xi = 1`` only when some ready server of the pool holds all ``N`` workers and a PS ((2e),
     (2f))."""
 
-    def __init__(self, instance: Instance, deadline: list[int]):
+    def __init__(self, instance: Instance, deadline: list[int], stop: Deadline = NEVER):
         S = instance.n_servers
         cloud = set(instance.cloud)
         groups = [[s for s in range(S) if s not in cloud], sorted(cloud)]
@@ -667,7 +673,12 @@ class _Pools:
                                for u in range(instance.n_wtypes)], dtype=float)
         self.cap_p = np.array([[instance.P[g, v].sum() for g in self.groups]
                                for v in range(instance.n_ptypes)], dtype=float)
-        self.limits = [self._limits(instance, j) for j in range(len(instance.jobs))]
+        self.limits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        for j in range(len(instance.jobs)):  # ``stopped``: ``stop`` expired before the end
+            if stop.expired():
+                break
+            self.limits.append(self._limits(instance, j))
+        self.stopped = len(self.limits) < len(instance.jobs)
         self.req = [(job.required(0), job.required(1)) for job in instance.jobs]
         self.h0 = [earliest_start(instance, j) for j in range(len(instance.jobs))]
 
@@ -872,17 +883,30 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     smoothing; every exact pricing round gives the Lagrangian bound
     :func:`lagrangian_value`, valid whenever the loop stops (deadline, iteration cap). Flows are
     integers, so the bound is rounded up (less the tolerance's slack). Status ``optimal`` when the
-    LP was solved to its optimum (no column prices out), else ``time_limit``.
+    LP was solved to its optimum (no column prices out), else ``time_limit``. Above
+    :data:`MAX_POOL_CELLS` (the start's flow sets too long a horizon), or when the deadline
+    passes while the pools are set up, no LP is built (``info["skipped"]``) and the trivial
+    bound is returned, status ``time_limit``.
     """
     info: dict[str, Any] = {}
     if start is None:
         start = _list_start(instance, deadline)
     ub = verify(instance, start)
-    pools = _Pools(instance, deadlines(instance, ub))
+    best = trivial_bound(instance)
+    info.update(trivial=best, upper_bound=ub)
+    slots = deadlines(instance, ub)
+    info["horizon"] = max(slots) + 1
+    cells = len(instance.jobs) * 2 * info["horizon"]  # at most two pools: edge and cloud
+    if cells > MAX_POOL_CELLS:
+        info["skipped"] = (f"size cap: the pool relaxation would have {cells} cells (jobs x pools "
+                           f"x horizon slots) > MAX_POOL_CELLS = {MAX_POOL_CELLS}")
+        return Outcome(None, SolveStatus.TIME_LIMIT, _integral(best), info)
+    pools = _Pools(instance, slots, deadline)
+    if pools.stopped:
+        info["skipped"] = "deadline: passed while the pools' per-job limits were computed"
+        return Outcome(None, SolveStatus.TIME_LIMIT, _integral(best), info)
     master = _PoolMaster(instance, pools, seed)
     master.add(pool_columns(instance, start, pools))
-    best = trivial_bound(instance)
-    info.update(trivial=best, upper_bound=ub, horizon=pools.T)
     best_pi = (np.zeros(master.row_w.shape), np.zeros(master.row_p.shape))
     status, it = SolveStatus.TIME_LIMIT, 0
     for it in range(COLGEN_ITERATIONS):
