@@ -490,7 +490,9 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     neighbour is simulated incrementally (:func:`_evaluate`): from the current order's last
     checkpoint before the first moment the two orders rank two in-flight stages apart, or not at
     all when they never do (the same run). The search stops under ``deadline`` less the time of
-    one recorded simulation and two ``verify`` of ``start``, kept for the final check. Never worse
+    one recorded simulation and two ``verify`` of ``start``, kept for the final check; at a local
+    optimum with time left, the best order so far is kicked (:func:`_kick`, :data:`KICK_MOVES`
+    random moves) and the descent goes on from there (iterated local search). Never worse
     than ``start`` (returned when nothing better is found or the best run fails ``verify``); the
     returned schedule is verified. ``goal`` (a valid lower bound, certify's) ends the search once
     a run meets it.
@@ -506,25 +508,64 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     if base is not None and deadline.end is not None:   # one recorded run at the end
         reserve += 1.5 * (time.perf_counter() - began) / max(1, info["evaluated"])
     search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
-    improved = base is not None
 
     def done() -> bool:
         return search.expired() or (goal is not None and at_most(best["value"], goal))
 
-    while improved and not done():
-        improved = False
-        assert base is not None
-        for cand in sorted(_moves(base.order, rng), key=lambda o: order_cost(instance, o)):
-            if done():
-                break
-            cost, moved = _evaluate(instance, base, cand, search, best, info)
-            if moved is not None and cost < base.value and not at_most(base.value, cost):
-                base, improved = moved, True
-                info["improved"] += 1
-                break
+    top = base                                        # the best run found (kicks start there)
+    while base is not None and top is not None and not done():
+        step = _descend(instance, base, rng, search, best, info, done)
+        if step is not None:
+            base = step
+            top = step if step.value < top.value else top
+            continue
+        if search.end is None or done():              # a local optimum and no deadline: stop
+            break
+        kicked = None                                 # iterated local search: perturb the best
+        while kicked is None and not done():          # (a kick that changes no run: again)
+            info["kicks"] = info.get("kicks", 0) + 1
+            _, kicked = _evaluate(instance, top, _kick(top.order, rng), search, best, info)
+        base = kicked or top
     schedule = _checked_best(instance, start, value, best, info, deadline)
     status = SolveStatus.TIME_LIMIT if search.expired() else SolveStatus.FEASIBLE
     return Outcome(schedule, status, None, info)
+
+
+#: Random moves of one kick of :func:`improve` at a local optimum.
+KICK_MOVES = 3
+
+
+def _descend(instance: Instance, base: "_Base", rng: random.Random, deadline: Deadline,
+             best: dict, info: dict, done: Callable[[], bool]) -> "_Base | None":
+    """First improvement: the first neighbour of ``base`` (:func:`_moves`, by Model F cost
+    :func:`order_cost`) whose run costs less; None at a local optimum or when ``done()``."""
+    for cand in sorted(_moves(base.order, rng), key=lambda o: order_cost(instance, o)):
+        if done():
+            return None
+        cost, moved = _evaluate(instance, base, cand, deadline, best, info)
+        if moved is not None and cost < base.value and not at_most(base.value, cost):
+            info["improved"] += 1
+            return moved
+    return None
+
+
+def _kick(order: tuple, rng: random.Random) -> tuple:
+    """:data:`KICK_MOVES` random chain-respecting moves (:func:`_moves`) applied to ``order``."""
+    for _ in range(KICK_MOVES):
+        order = next(_moves(order, rng), order) if rng.random() < 0.5 else _random_insert(order, rng)
+    return order
+
+
+def _random_insert(order: tuple, rng: random.Random) -> tuple:
+    """One stage moved to a random place where its chain still holds (``order`` if none)."""
+    n = len(order)
+    for _ in range(4 * n):
+        i, j = rng.randrange(n), rng.randrange(n)
+        moved = list(order)
+        moved.insert(j, moved.pop(i))
+        if i != j and _chains_kept(moved):
+            return tuple(moved)
+    return order
 
 
 @dataclass
