@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+from optsched.deadline import NEVER
 from optsched.models import elastic_cluster as em
 from optsched.registry import solve
 from optsched.solvers.elastic_cluster.algorithm import (
@@ -61,7 +62,7 @@ def batch_ratios(n: int) -> None:
         jobs = list(range(len(inst.jobs)))
         for tau in (4, 8):
             rep = solve_model(em.build_batch(inst, jobs, tau))
-            alg = a_maxweight(inst, jobs, tau).weight(inst)
+            alg = a_maxweight(inst, jobs, tau, deadline=NEVER).weight(inst)
             jain = sum(inst.jobs[j].weight for j in jain_greedy(inst, jobs, tau))
             if rep.objective > 0:
                 out.append((rep.objective / max(alg, 1e-12), rep.objective / max(jain, 1e-12),

@@ -33,7 +33,7 @@ The private copies, and whether each maps onto this module
     ``window`` = min over a window, ``take`` = reserve a plan's usage over its duration. The
     family keeps only what is its own: the usage matrix of a plan (``_usage``) and the placement
     rule that reads a window (``place`` / ``_try_start``, first fit per server with the family's
-    ``_room`` — which is :func:`room`'s expression).
+    ``room`` — which is :func:`room`'s expression).
 ``solvers/edge_cloud/baselines.py`` ``_Pool`` (FIFO, DRF)
     **Maps** onto :class:`ReleasePool`: integer worker slots ``W[s, u]`` and PS slots ``P[s, v]``
     (kinds = the U worker types then the V PS types), a run's slots come back at ``end + 1``. The

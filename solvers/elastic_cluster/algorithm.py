@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule
 from optsched.result import Outcome, SolveStatus
@@ -159,7 +159,7 @@ class BatchOutput:
 
 
 def a_maxweight(inst: Instance, jobs, tau: int, params: AOnlineParams = AOnlineParams(), *,
-                deadline: Deadline = NEVER) -> BatchOutput:
+                deadline: Deadline) -> BatchOutput:
     """Algorithm 3 on the batch ``jobs`` with deadline ``tau`` (relative slots 1..tau).
 
     ``params.pricing`` selects A_mincost1 and ``params.tie_break`` the tie-break among equal
@@ -196,7 +196,7 @@ def _charger(inst: Instance, plan: SubPlan):
 
 
 def a_dual(inst: Instance, jobs, tau: int, alpha: int, params: AOnlineParams = AOnlineParams(),
-           *, deadline: Deadline = NEVER) -> tuple[dict, list[float], bool]:
+           *, deadline: Deadline) -> tuple[dict, list[float], bool]:
     """Algorithm 2: returns (job -> (relative start, SubPlan), per-sub-round admitted weights,
     stopped by the deadline)."""
     remaining = []
@@ -229,8 +229,8 @@ def _fits_some_window(inst: Instance, j: int, tau: int) -> bool:
     return any(c[4] <= tau - 1 for c in inst.configurations(j))
 
 
-def a_online_plans(inst: Instance, params: AOnlineParams = AOnlineParams(),
-                   deadline: Deadline = NEVER) -> tuple[list[Plan | None], OnlineResult]:
+def a_online_plans(inst: Instance, params: AOnlineParams = AOnlineParams(), *,
+                   deadline: Deadline) -> tuple[list[Plan | None], OnlineResult]:
     """Algorithm 1 under ``params``: (Plan per job or None, per-round log). The log's ``stopped``
     says whether the deadline ended the run."""
     fixed = theorem_alpha(inst) if params.alpha == "theorem" else params.alpha
@@ -301,7 +301,7 @@ def a_online(inst: Instance, params: AOnlineParams, *, deadline: Deadline,
     """
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
-    plans, out = a_online_plans(inst, params, deadline)
+    plans, out = a_online_plans(inst, params, deadline=deadline)
     info: dict[str, Any] = {
         "rounds": [{"tau": r.round.tau, "batch": len(r.batch), "admitted": len(r.admitted),
                     **{k: v for k, v in r.info.items() if k != "weights"}} for r in out.rounds],
@@ -319,7 +319,10 @@ def a_online(inst: Instance, params: AOnlineParams, *, deadline: Deadline,
 
 
 def four_alpha(inst: Instance) -> float:
-    """Theorem 5's competitive ratio 4 alpha (natural logs; digest Sec. 8 #3)."""
+    """Theorem 5's claimed competitive ratio 4 alpha (reproduced: errata Z4).
+
+    Natural logs (digest Sec. 8 #3).
+    """
     return 4.0 * theorem_alpha(inst)
 
 

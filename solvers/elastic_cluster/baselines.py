@@ -25,7 +25,7 @@ The numbers the paper leaves open are fields of :class:`FifoParams`, :class:`Tir
 schedule (status ``time_limit``).
 
 Capacities (issues 13, 22): an amount fits free capacity when ``tolerance.fits(amount, free)``
-(the placement module's vectorised ``_room``: float noise only) on ``Instance.cap`` (floor(C) for
+(the placement module's vectorised ``room``: float noise only) on ``Instance.cap`` (floor(C) for
 integer demands), so no slot exceeds verify's exact C; a preemptive job is done when its work is
 met exactly (verify_preemptive's (2f)).
 """
@@ -38,7 +38,7 @@ from typing import Callable
 import numpy as np
 
 from optsched import tolerance
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.method import Params, param
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify_preemptive
 from optsched.result import Outcome, SolveStatus
@@ -46,7 +46,7 @@ from optsched.simulate.capacity import CapacityProfile
 from optsched.solvers.elastic_cluster.placement import (
     _count_fit,
     _ps_counts,
-    _room,
+    room,
     infeasible_outcome,
 )
 
@@ -139,8 +139,8 @@ def _ideal_types(inst: Instance, j: int) -> tuple[int, int]:
     return max(pairs, key=lambda mp: (inst.rate(j, mp[0], mp[1], n, 0), -mp[0], -mp[1]))
 
 
-def fixed_workers(inst: Instance, seed: int, max_workers: int = MAX_WORKERS,
-                  deadline: Deadline = NEVER) -> list[int] | None:
+def fixed_workers(inst: Instance, seed: int, max_workers: int = MAX_WORKERS, *,
+                  deadline: Deadline) -> list[int] | None:
     """N_fix ~ U{1..max_workers} capped at D_j and at what fits the idle cluster, one per job
     (seeded); None when the ``deadline`` expired first."""
     rng = np.random.default_rng(seed)
@@ -161,15 +161,15 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
     e = inst.e[m]
     z = inst.z[p] if inst.is_ps else np.zeros(inst.n_res)
     need = n * e + z
-    room = _room(free)
-    fits = np.flatnonzero((need[None, :] <= room).all(axis=1))
+    space = room(free)
+    fits = np.flatnonzero((need[None, :] <= space).all(axis=1))
     H = inst.n_servers
     if len(fits):
         h = int(fits[0])
         return (tuple(n if k == h else 0 for k in range(H)),
                 tuple(1 if k == h and inst.is_ps else 0 for k in range(H)), 1)
     pos = e > 0
-    caps = _count_fit(room[:, pos], e[pos]).min(axis=1)
+    caps = _count_fit(space[:, pos], e[pos]).min(axis=1)
     before = np.cumsum(caps) - caps
     y = np.clip(n - before, 0, caps).astype(int)
     if y.sum() < n:
@@ -177,14 +177,14 @@ def place(inst: Instance, j: int, m: int, p: int, n: int, free: np.ndarray):
     if not inst.is_ps:
         return tuple(int(v) for v in y), (0,) * H, 0
     s = np.maximum(1.0, _ps_counts(inst, m, p, n)[y])  # Instance.ps_needed(m, p, n - y_h)
-    ok = (y[:, None] * e[None, :] + s[:, None] * z[None, :] <= room).all(axis=1)
+    ok = (y[:, None] * e[None, :] + s[:, None] * z[None, :] <= space).all(axis=1)
     if not ok.any():
-        return _ps_first(inst, m, p, n, room, pos)
+        return _ps_first(inst, m, p, n, space, pos)
     h = int(np.argmax(ok))
     return tuple(int(v) for v in y), tuple(int(s[h]) if k == h else 0 for k in range(H)), 0
 
 
-def _ps_first(inst: Instance, m: int, p: int, n: int, room: np.ndarray, pos: np.ndarray):
+def _ps_first(inst: Instance, m: int, p: int, n: int, space: np.ndarray, pos: np.ndarray):
     """A distributed placement that reserves the PSs first (used only when filling workers
     first leaves no server for them): for the first server h where it works, the PSs every worker
     being remote would need, then the workers greedily in what is left; fewer remote workers
@@ -196,8 +196,8 @@ def _ps_first(inst: Instance, m: int, p: int, n: int, room: np.ndarray, pos: np.
     hold n workers (the greedy fill places min(n, their sum))."""
     e, z = inst.e[m], inst.z[p]
     most = max(1, int(_ps_counts(inst, m, p, n)[0]))
-    after = room - most * z[None, :]
-    caps = _count_fit(room[:, pos], e[pos]).min(axis=1)
+    after = space - most * z[None, :]
+    caps = _count_fit(space[:, pos], e[pos]).min(axis=1)
     reduced = np.where((after >= 0).all(axis=1),
                        _count_fit(np.maximum(after[:, pos], 0), e[pos]).min(axis=1), -1)
     works = (reduced >= 0) & (caps.sum() - caps + reduced >= n)
@@ -271,7 +271,7 @@ def fifo(inst: Instance, params: FifoParams, *, deadline: Deadline, seed: int = 
     """
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
-    counts, line = fixed_workers(inst, seed, params.max_workers, deadline), Timeline(inst)
+    counts, line = fixed_workers(inst, seed, params.max_workers, deadline=deadline), Timeline(inst)
     if counts is None:
         return _stopped(0, len(inst.jobs))
     plans: list[Plan | None] = [None] * len(inst.jobs)
@@ -358,7 +358,7 @@ def _complete(plans: list[Plan | None]) -> tuple[Plan, ...]:
 
 
 def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray,
-                      deadline: Deadline = NEVER) -> dict | None:
+                      deadline: Deadline) -> dict | None:
     """Worker counts by max-min fairness on dominant shares over the aggregate free capacity
     (None when the ``deadline`` expired while the jobs' types were computed)."""
     left = free.sum(axis=0).copy()
@@ -375,7 +375,7 @@ def _progressive_fill(inst: Instance, jobs, free: np.ndarray, total: np.ndarray,
         j = min(active, key=lambda k: (share[k], k))
         e, z, m, p = per[j]
         extra = e + (z if counts[j] == 0 else 0)
-        if counts[j] >= inst.jobs[j].chunks or (extra > _room(left)).any():
+        if counts[j] >= inst.jobs[j].chunks or (extra > room(left)).any():
             active.discard(j)
             continue
         left -= extra
@@ -392,7 +392,7 @@ def _simulate(inst: Instance, seed: int, order_fn, max_workers: int, overhead: f
     """Slot simulation: each slot, active jobs in ``order_fn`` order run if their (fixed) placement
     fits the slot's free capacity; a resume costs ``overhead`` slots of progress. The deadline is
     checked per job while preparing and once per slot."""
-    counts = fixed_workers(inst, seed, max_workers, deadline)
+    counts = fixed_workers(inst, seed, max_workers, deadline=deadline)
     J = len(inst.jobs)
     if counts is None:
         return _stopped(0, J, "jobs prepared")
@@ -423,7 +423,7 @@ def _simulate(inst: Instance, seed: int, order_fn, max_workers: int, overhead: f
                 use = _usage(inst, Plan(t, 1, m, p, placed[j][2], placed[j][0], placed[j][1]))
                 placed[j] = placed[j] + (use,)
             use = placed[j][3]
-            if (use > _room(free)).any():
+            if (use > room(free)).any():
                 waited[j] += 1
                 continue
             free -= use

@@ -21,7 +21,7 @@ not examined, since residuals never exceed C (issue 19 item 7; the same schedule
 tests/solvers/test_elastic_cluster_fast.py against the code before).
 
 Capacities (issues 13, 22): an amount fits a residual omega when ``tolerance.fits(amount, omega)``
-(vectorised in :func:`_room`: float noise only, on ``Instance.cap`` = floor(C) for integer
+(vectorised in :func:`room`: float noise only, on ``Instance.cap`` = floor(C) for integer
 demands, so with integer demands this is verify's exact capacity rule); PS counts are verify's (2i)
 staircase (``Instance.ps_raw``), durations ``Instance.duration``, both exact.
 
@@ -43,7 +43,7 @@ from optsched.problems.elastic_cluster import Instance, Plan, memo
 from optsched.result import Outcome, SolveStatus
 
 
-def _room(limit: np.ndarray) -> np.ndarray:
+def room(limit: np.ndarray) -> np.ndarray:
     """Elementwise the largest amount ``tolerance.fits`` accepts against ``limit``:
     limit + NOISE max(1, |limit|) (float noise only; verify decides capacities exactly)."""
     return limit + tolerance.NOISE * np.maximum(1.0, np.abs(limit))
@@ -95,7 +95,7 @@ class PriceState:
     inst: Instance
     omega: np.ndarray
     delta: np.ndarray
-    deadline: Deadline = NEVER
+    deadline: Deadline = NEVER  # a value object: the pricing subroutines' callers pass theirs
     _sums: np.ndarray | None = None
     _table: list = field(default_factory=list)
     _cache: dict = field(default_factory=dict)
@@ -136,10 +136,10 @@ class PriceState:
         return self._cache[length]
 
     def room(self, length: int) -> np.ndarray:
-        """``_room(WM)`` for windows of ``length``, cached (every configuration of that length
+        """``room(WM)`` for windows of ``length``, cached (every configuration of that length
         tests its demand against it)."""
         if length not in self._rooms:
-            self._rooms[length] = _room(self.windows(length)[1])
+            self._rooms[length] = room(self.windows(length)[1])
         return self._rooms[length]
 
     def worker_side(self, length: int, m: int,
@@ -274,12 +274,12 @@ def _colocated_plan(inst: Instance, start: int, length: int, m: int, p: int, n: 
 
 def _colocated_fits_idle(inst: Instance, m: int, p: int, n: int) -> bool:
     """Whether N = n workers of type m and one PS of type p (Alg. 5/6, q = 1) fit one server of
-    the idle cluster (memoised). ``_room`` is monotone, so on residuals omega <= C the test
-    n e + z <= _room(omega) of :func:`mincost_colocated` fails wherever this one does."""
+    the idle cluster (memoised). ``room`` is monotone, so on residuals omega <= C the test
+    n e + z <= room(omega) of :func:`mincost_colocated` fails wherever this one does."""
     table = memo(inst, "colocated_fits_idle")
     if (m, p, n) not in table:
         e, z = _per_unit(inst, m, p)
-        table[m, p, n] = bool(((n * e + z)[None, :] <= _room(inst.cap)).all(axis=1).any())
+        table[m, p, n] = bool(((n * e + z)[None, :] <= room(inst.cap)).all(axis=1).any())
     return table[m, p, n]
 
 
@@ -310,8 +310,8 @@ def _caps(wm: np.ndarray, e: np.ndarray) -> np.ndarray:
     argument, (S, H) for a (H, R, S) one."""
     pos = e > 0
     if wm.ndim == 2:
-        return _count_fit(_room(wm[:, pos]), e[pos]).min(axis=1)
-    return _count_fit(_room(wm[:, pos, :]), e[pos][None, :, None]).min(axis=1).T
+        return _count_fit(room(wm[:, pos]), e[pos]).min(axis=1)
+    return _count_fit(room(wm[:, pos, :]), e[pos][None, :, None]).min(axis=1).T
 
 
 class _Sorted:
@@ -430,7 +430,7 @@ def _max_ps(wm: np.ndarray, z: np.ndarray, g: np.ndarray, e: np.ndarray) -> np.n
     pos = z > 0
     if not pos.any():
         return np.full((wm.shape[0], len(g)), 10.0 ** 9)
-    left = _room(wm[:, None, pos]) - g[None, :, None] * e[None, None, pos]
+    left = room(wm[:, None, pos]) - g[None, :, None] * e[None, None, pos]
     return np.where(left < 0, -1.0, _count_fit(left, z[pos])).min(axis=2)
 
 
@@ -580,7 +580,7 @@ def job_best(state: PriceState, j: int, pricing: str = "paper",
     return mincost_distributed_ra(state, j, best)
 
 
-def fastest_alone(inst: Instance, j: int, deadline: Deadline = NEVER) -> SubPlan | None:
+def fastest_alone(inst: Instance, j: int, deadline: Deadline) -> SubPlan | None:
     """The shortest schedule of job j on the idle cluster (start 1), or None if none fits (or
     the ``deadline`` expired before one was found: the caller checks it).
 
@@ -649,6 +649,6 @@ def infeasible_outcome(inst: Instance) -> Outcome | None:
 
 def _try_colocated(inst: Instance, m: int, p: int, n: int, d: int, best: Best) -> None:
     e, z = _per_unit(inst, m, p)
-    fits = np.flatnonzero(((n * e + z)[None, :] <= _room(inst.cap)).all(axis=1))
+    fits = np.flatnonzero(((n * e + z)[None, :] <= room(inst.cap)).all(axis=1))
     if len(fits):
         best.offer(0.0, lambda: _colocated_plan(inst, 1, d, m, p, n, int(fits[0])))

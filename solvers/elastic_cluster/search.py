@@ -20,7 +20,7 @@ from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify
 from optsched.solvers.elastic_cluster.baselines import Timeline, place
-from optsched.solvers.elastic_cluster.placement import _room
+from optsched.solvers.elastic_cluster.placement import room
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def job_configs(inst: Instance, j: int) -> Configs:
         need = rows[:, 3, None] * inst.e[rows[:, 0]]
         if inst.is_ps:
             need = need + inst.z[rows[:, 1]]
-        cap = _room(inst.cap)
+        cap = room(inst.cap)
         one = (need[:, None, :] <= cap[None, :, :]).all(axis=2).any(axis=1)
         keep = np.where(rows[:, 2] == 1, one, (need <= cap.sum(axis=0)).all(axis=1))
         rows, need = rows[keep], need[keep]
@@ -88,17 +88,17 @@ def _first_fit(inst: Instance, line: Timeline, j: int, conf: Configs, t: int,
     longest = int(d[mask].max())
     line.window(t, longest)  # grows the profile
     free = np.minimum.accumulate(line.free[:, :, t:t + longest], axis=2)
-    room = _room(free)
+    space = room(free)
     idx = np.flatnonzero(mask)
     lens = d[idx] - 1
     one = np.zeros(len(idx), dtype=bool)
     co = conf.rows[idx, 2] == 1
     if co.any():
-        per = room[:, :, lens[co]]  # H x R x k
+        per = space[:, :, lens[co]]  # H x R x k
         one[co] = (conf.need[idx[co]].T[None, :, :] <= per).all(axis=1).any(axis=0)
     far = ~co
     if far.any():
-        total = room.sum(axis=0)[:, lens[far]]  # R x k
+        total = space.sum(axis=0)[:, lens[far]]  # R x k
         one[far] = (conf.need[idx[far]].T <= total).all(axis=0)
     for k in idx[one]:
         m, p, q, n, dur = (int(x) for x in conf.rows[k])

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from optsched.deadline import NEVER
 from optsched.models import elastic_cluster as em
 from optsched.problems.elastic_cluster import Instance, Schedule, verify
 from optsched.registry import solve
@@ -160,7 +161,7 @@ def test_theorem1_counterexample_for_faithful_mincost1():
 def test_a_maxweight_theorem3_and_prices(seed):
     inst = generate("tiny", seed)
     jobs, tau = list(range(len(inst.jobs))), 6
-    out = a_maxweight(inst, jobs, tau)
+    out = a_maxweight(inst, jobs, tau, deadline=NEVER)
     opt7 = solve_model(em.build_batch(inst, jobs, tau)).objective
     alg = out.weight(inst)
     assert alg <= opt7 + 1e-6
@@ -185,7 +186,7 @@ def test_theorem5_and_windows_on_tiny(seed):
     opt = brute.brute_force(inst)
     alpha = theorem_alpha(inst)
     for pricing in ("paper", "exact"):
-        plans, out = a_online_plans(inst, AOnlineParams(pricing=pricing))
+        plans, out = a_online_plans(inst, AOnlineParams(pricing=pricing), deadline=NEVER)
         value = verify(inst, Schedule(tuple(plans)))
         assert opt - 1e-6 <= value <= 4 * alpha * opt  # Theorem 5
         for rec in out.rounds:  # windows start at alpha tau_i and never overlap earlier rounds
@@ -195,7 +196,7 @@ def test_theorem5_and_windows_on_tiny(seed):
                 assert all(plans[j].start >= first for j in rec.admitted)
                 assert all(plans[j].start + plans[j].duration <= first + alpha * rec.round.tau
                            for j in rec.admitted)
-    compact, _ = a_online_plans(inst, COMPACT)
+    compact, _ = a_online_plans(inst, COMPACT, deadline=NEVER)
     assert verify(inst, Schedule(tuple(compact))) >= opt - 1e-6
 
 
@@ -203,7 +204,7 @@ def test_theorem5_and_windows_on_tiny(seed):
 def test_lemma2_round_weight_reaches_opt7(seed):
     """Lemma 2 (ii): with alpha from (6), each round's admitted weight >= OPT_7(J_i, tau_i)."""
     inst = generate("tiny", seed)
-    _, out = a_online_plans(inst)
+    _, out = a_online_plans(inst, deadline=NEVER)
     for rec in out.rounds:
         opt7 = solve_model(em.build_batch(inst, list(rec.batch), rec.round.tau)).objective \
             if rec.round.tau > 1 else 0.0
@@ -266,7 +267,7 @@ def test_earliest_finish_tie_break_on_idle_cluster(seed):
         paper = job_best(empty_state(inst, 16), j)
         eft = job_best(empty_state(inst, 16), j, tie_break="earliest_finish")
         assert paper.cost == eft.cost == 0.0
-        fastest = fastest_alone(inst, j).duration
+        fastest = fastest_alone(inst, j, NEVER).duration
         assert eft.plan.start == 1 and eft.plan.duration == fastest
         assert eft.plan.start + eft.plan.duration <= paper.plan.start + paper.plan.duration
 
@@ -341,8 +342,8 @@ def test_a_online_within_a_generous_deadline_is_unchanged():
 
     inst = generate("small", 0)
     for params in (AOnlineParams(), COMPACT):
-        plans, out = a_online_plans(inst, params)
-        again, out2 = a_online_plans(inst, params, Deadline.after(60.0))
+        plans, out = a_online_plans(inst, params, deadline=NEVER)
+        again, out2 = a_online_plans(inst, params, deadline=Deadline.after(60.0))
         assert plans == again and not out.stopped and not out2.stopped
 
 
