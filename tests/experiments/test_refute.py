@@ -58,6 +58,11 @@ FOUND_RATIO: list[tuple[str, str, str, float, float, float]] = [
     # seed 1, after 299 s: one heavy job (w = 1, two rounds of 2) behind four light ones
     # (w ~ 1e-5, 5 each): hare 14.002116 vs OPT 4.002316, 3.499 > 3
     ("hetero_gpu/refute_thm4_found_2.json", "hetero_gpu", "hare", 14.002116, 4.002316, 3.0),
+    # Theorem 2 (errata G1) at l = 1, where 2 - 2/(l+1) = 1 claims PDA optimal: one cojob, one
+    # stage, three jobs of two sequential iterations; the bottleneck (machine 1's downlink)
+    # carries 10008 = OPT = LP*, PDA's order-preserving allocation finishes at 10010 under all
+    # five readings. Found by the mutation search, seed 0, after 293 s (load 5-6)
+    ("cojob_network/refute_thm2_found.json", "cojob_network", "pda", 10010.0, 10008.0, 1.0),
 ]
 
 
