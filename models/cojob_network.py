@@ -431,9 +431,9 @@ def event_ranks(instance, schedule, idx: EventIndex) -> list[int]:
     """The event (1-based rank) of each item in a verified ``schedule``: items sorted by completion
     time (arrival markers at their time), ties by (marker first, iteration index), as in the proof
     of :func:`build_event_milp` (i)."""
-    from optsched.problems.cojob_network import _integrate
+    from optsched.problems.cojob_network import flow_times
 
-    _, finish, _ = _integrate(instance, schedule)
+    _, finish, _ = flow_times(instance, schedule)
     keys = []
     for u, item in enumerate(idx.items):
         if item[0] == "arr":
@@ -729,9 +729,9 @@ class ItemOrder:
 
     def ranks_of(self, instance, schedule) -> list[int]:
         """Each item's completion rank in a verified ``schedule`` (ties by iteration index)."""
-        from optsched.problems.cojob_network import _integrate
+        from optsched.problems.cojob_network import flow_times
 
-        _, finish, _ = _integrate(instance, schedule)
+        _, finish, _ = flow_times(instance, schedule)
         keys = []
         for u, (g, j, i, _) in enumerate(self.items):
             n = len(instance.cojobs[g].jobs[j].flows)

@@ -666,7 +666,7 @@ class _Timeline:
     overload: float
 
 
-def _integrate(instance: Instance, schedule: Schedule):
+def flow_times(instance: Instance, schedule: Schedule):
     """Per flow instance: first effective time with positive rate, last such end time, bytes sent
     (the :class:`_Timeline` fields ``first``, ``finish``, ``sent``; models/cojob_network.py reads
     the completions)."""
