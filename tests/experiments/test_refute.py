@@ -67,6 +67,12 @@ FOUND_RATIO: list[tuple[str, str, str, float, float, float]] = [
     # PDA 148 vs OPT 79 (1.873 > 1.833); seed 1, found by the shrinker at 338 s (the search
     # had reached 0.996 of the bound); only the ``pda`` reading (pda_code 117, pda_literal 117)
     ("cojob_network/refute_thm2_found_2.json", "cojob_network", "pda", 148.0, 79.0, 11 / 6),
+    # the G1 class again (seed 2, after 195 s): cojob A's first stage carries a heavy job on
+    # machine 0 and a light job that runs all 12 stages; cojob B has 4 stages on machine 0.
+    # l = 16: PDA 133.728 vs OPT 70.728 (1.891 > 1.882), and so do pda_literal and pda_code
+    ("cojob_network/refute_thm2_found_3.json", "cojob_network", "pda", 133.728, 70.728, 16 / 8.5),
+    ("cojob_network/refute_thm2_found_3.json", "cojob_network", "pda_literal", 133.728, 70.728,
+     16 / 8.5),
 ]
 
 
