@@ -245,9 +245,11 @@ FLUID_START = 100
 #: The successive (slots, master intervals) grids of :func:`colgen_bound`: each is warm-started
 #: from the best prices of the one before, and each pricing round on any of them is a bound.
 COLGEN_GRIDS = ((4000, 200), (8000, 400))
-#: A grid twice as fine takes about this many times as long: a grid is not started unless that
-#: much of the last one's time is left (it would stop before its first bound beats the last).
+#: A pricing round on a grid twice as fine takes about this many times as long.
 GRID_GROWTH = 2.0
+#: A finer grid is started when the time left holds this many of its pricing rounds: warm-started
+#: from the last grid's best prices, its first rounds already gain from the finer rounding.
+FINER_ROUNDS = 3
 #: Wentges' smoothing: the prices priced are SMOOTH x the best-bound prices + (1 - SMOOTH) x the
 #: master's duals.
 SMOOTH = 0.5
@@ -286,10 +288,10 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     best = lbc_total
     info: dict = {"bound": "completion_lower_bounds", "grids": []}
     prices: tuple[float, np.ndarray] | None = None   # (slot length, prices per GPU-slot)
-    last_s = 0.0
+    per_round = 0.0
     for slots, intervals in grids:
         left = deadline.remaining()
-        if left is not None and left < GRID_GROWTH * last_s:
+        if left is not None and left < GRID_GROWTH * FINER_ROUNDS * per_round:
             info["stopped"] = f"deadline: {left:.1f} s left for the {slots}-slot grid"
             break
         began = time.perf_counter()
@@ -307,6 +309,7 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
             start = _regrid(*prices, sj)
         run = _colgen_grid(sj, per, intervals, start, deadline, max_iterations)
         last_s = time.perf_counter() - began
+        per_round = last_s / max(1, run.iterations)
         info["grids"].append({"slots": sj.slots, "delta": sj.delta, "intervals": intervals,
                               "bound": run.best,
                               "iterations": run.iterations, "columns": run.columns,
@@ -315,8 +318,8 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
             best, info["bound"] = run.best, f"column generation, {sj.slots} slots"
         if run.prices is not None:
             prices = (sj.delta, run.prices)
-        if run.guide is not None:
-            _GUIDES[inst] = run.guide
+        if run.guide is not None and (run.stopped is None or inst not in _GUIDES):
+            _GUIDES[inst] = run.guide   # a grid cut short keeps the last converged master's
         if run.stopped:
             info["stopped"] = run.stopped
             break
