@@ -64,6 +64,7 @@ def test_every_policy_runs_bit_identical_to_the_reference(preset, seed):
     _check(generate(preset, seed), POLICIES + ("sincronia_full",))
 
 
+@pytest.mark.slow  # 25-70 s each at load 8; tiny and small stay in the default run
 @pytest.mark.parametrize("name", ["sincronia", "fair_share", "pda"])
 def test_paper_runs_are_bit_identical_to_the_reference(name):
     """Paper seed 0, where the speed-up is for (issue 19 item 7: <= 10 s per method)."""

@@ -59,6 +59,7 @@ def test_every_neighbour_evaluated_incrementally_is_its_full_run(preset, seed):
     assert resumed > 0
 
 
+@pytest.mark.slow  # ~30 s at load 8; tiny and small stay in the default run
 def test_paper_neighbours_evaluated_incrementally_are_their_full_runs():
     inst = generate(FAMILY, "paper", 0)
     order = tuple(sorted(inst.stages, key=lambda a: (a[1], a[0])))
