@@ -178,12 +178,24 @@ class Instance:
     @cached_property
     def alpha(self) -> float:
         """Heterogeneity ratio of Lemma 3: max over jobs of max(T^c ratio, T^s ratio) across GPUs.
-        A sync row with a zero entry counts as ratio 1 (digest §8 #11)."""
+
+        A sync row of zeros counts as ratio 1 (digest §8 #11); a row mixing zero and positive
+        entries has no finite ratio, so alpha is inf there and Theorem 4 claims nothing (reading
+        it as 1 made a one-job instance with sync [0, 37, 0] "violate" alpha(2+alpha) = 3 by 12.7x,
+        an artefact of the convention: errata H1, issue 23).
+
+        >>> Instance(("a", "b"), (Job(0.0, 1.0, 1, 1, (2.0, 4.0), (0.0, 0.0)),)).alpha
+        2.0
+        >>> Instance(("a", "b"), (Job(0.0, 1.0, 1, 1, (2.0, 2.0), (0.0, 3.0)),)).alpha
+        inf
+        """
         best = 1.0
         for job in self.jobs:
             best = max(best, max(job.train_time) / min(job.train_time))
             if min(job.sync_time) > 0:
                 best = max(best, max(job.sync_time) / min(job.sync_time))
+            elif max(job.sync_time) > 0:
+                return math.inf
         return best
 
     def to_dict(self) -> dict:

@@ -428,7 +428,7 @@ def grouper(instance: Instance, params: GrouperParams, *, deadline: Deadline,
 
 
 def claimed_ratio(instance: Instance) -> float:
-    """Theorem 2's claim: 2 - 2/(l+1), l = number of stages (reading-dependent: errata G1)."""
+    """Theorem 2's claim: 2 - 2/(l+1), l = number of stages (refuted under every reading: errata G1)."""
     return 2 - 2 / (len(instance.stages) + 1)
 
 
