@@ -137,6 +137,32 @@ def run_worst(family: str, method: str | list[str], against: str = "exact", *,
         ``hypothesis(doc) -> bool``: the hypotheses of the claim under test (Theorem 2 of
         Grouper is stated for cojobs all released at 0); a candidate that breaks them is
         discarded, never evaluated (benchmarks/refute.py gives one per claim).
+
+    Returns
+    -------
+    WorstResult
+        The worst instance found (``instance``, its document), ``ratio`` (or ``violation``, the
+        factor, and ``exceeds_guarantee``), both objectives, the size, how many instances were
+        evaluated and when the best was found; ``summary()`` prints it as ``optsched worst`` does.
+        Every schedule in it passed verify, and for ``ratio``/``violation`` the reference is a
+        proven optimum.
+
+    Raises
+    ------
+    OptschedError
+        One line naming the argument at fault (an unknown strategy, method or target; a budget
+        that is not positive and finite).
+
+    Examples
+    --------
+    A short ratio search (ring_contention's SJF-BCO against the proven optimum; ``max_evals``
+    makes the run deterministic):
+
+    >>> from optsched.experiments.worst import run_worst
+    >>> res = run_worst("ring_contention", "sjf_bco", budget=60, max_evals=3, shrink=False,
+    ...                 plots=False)
+    >>> res.ratio >= 1.0, res.evaluations >= 1
+    (True, True)
     """
     methods = [method] if isinstance(method, str) else list(method)
     if strategy not in STRATEGIES:
@@ -325,8 +351,9 @@ def format_result(res: WorstResult, out=None) -> str:
         verdict = ("> 1: the claim FAILS on this instance" if res.exceeds_guarantee
                    else "<= 1: the claim holds on this instance")
         found = ("" if res.violation_found is None
-                 else f"; before shrinking {res.violation_found:.6g}")
-        lines.append(f"violation  {res.violation:.6g} = {meaning} ({verdict}{found})")
+                 else f" (before shrinking {res.violation_found:.6g})")
+        lines.append(f"violation  {res.violation:.6g} = {meaning}{found}")
+        lines.append(f"           {verdict}")
     best = "-" if res.time_to_best is None else f"{res.time_to_best:.1f} s"
     lines.append(f"size       {res.size} (bound {res.size_bound})")
     if res.strategy != "replay":
@@ -338,7 +365,8 @@ def format_result(res: WorstResult, out=None) -> str:
                      f"{res.violations[0]['error'][:120]}")
     if out is not None:
         lines.append(f"wrote      {out}/worst.json (the instance), schedule_*.json, result.json "
-                     f"(every figure), results.jsonl (every evaluation; resumable)")
+                     f"(every")
+        lines.append("           figure), results.jsonl (every evaluation; resumable)")
         lines.append(f"replay     optsched worst {res.family} --method {res.method} --target "
                      f"{res.target} --replay {out}/worst.json")
     return "\n".join(lines)
