@@ -211,3 +211,16 @@ def test_every_improve_stops_once_it_meets_its_goal(family):
     assert did_not_search(out.info)
     assert optsched.verify(inst, out.schedule) <= value
     assert not returns_start or out.schedule == start
+
+
+def test_improve_leaves_time_for_the_verify_after_it():
+    """Issue 22 item 3: improve searches until its deadline and its schedule is verified after
+    it, so certify keeps the longest verify seen so far (x VERIFY_MARGIN) free at the end."""
+    from optsched.certificate import VERIFY_MARGIN, _before_verify
+
+    deadline = Deadline.after(100.0)
+    steps = [{"method": "a", "verify_s": 2.0}, {"method": "b", "verify_s": 0.5}, {"method": "c"}]
+    left = _before_verify(deadline, steps).remaining()
+    assert left is not None and 100.0 - VERIFY_MARGIN * 2.0 - 1.0 < left <= 100.0 - VERIFY_MARGIN * 2.0
+    assert _before_verify(deadline, [{"method": "c"}]) is deadline
+    assert _before_verify(Deadline(None), steps).remaining() is None
