@@ -91,7 +91,7 @@ def fluid_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     inst = instance
     best = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
     info: dict[str, Any] = {"bound": "completion_lower_bounds", "grids": []}
-    horizon, last_s = _horizon(inst), 0.0
+    horizon, last_s = list_horizon(inst), 0.0
     for intervals in FLUID_GRIDS[:max_grids]:
         left = deadline.remaining()
         if left is not None and left < GRID_GROWTH * last_s:
@@ -110,7 +110,7 @@ def fluid_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     return Outcome(None, status, best, info)
 
 
-def _horizon(inst: Instance) -> float:
+def list_horizon(inst: Instance) -> float:
     """Makespan of Algorithm 1's list scheduling (earliest finish, x̂ = arrivals): where the grid
     ends (any horizon gives a valid bound: the last interval is unbounded)."""
     return _horizon_and_cost(inst)[0]

@@ -280,10 +280,10 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     (``info["stopped"]``: the deadline, the iteration cap ``max_iterations`` per grid, or a grid
     not started for lack of time).
     """
-    from optsched.solvers.hetero_gpu.bounds import _horizon
+    from optsched.solvers.hetero_gpu.bounds import list_horizon
 
     inst = instance
-    horizon = _horizon(inst)
+    horizon = list_horizon(inst)
     lbc_total = float(sum(j.weight * c for j, c in zip(inst.jobs, _lbc(inst))))
     best = lbc_total
     info: dict = {"bound": "completion_lower_bounds", "grids": []}
