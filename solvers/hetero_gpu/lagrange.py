@@ -121,15 +121,19 @@ class Priced:
         return float(self.values.sum() - (sj.size[:, None] * prices).sum())
 
 
-def price_jobs(sj: SlotJobs, prices: np.ndarray) -> Priced:
+def price_jobs(sj: SlotJobs, prices: np.ndarray, deadline: Deadline) -> Priced | None:
     """Every job's optimal slot schedule under the prices ``prices[g, k]`` (per GPU-slot), with
-    the pooled usage of those schedules (the subgradient of L at ``prices``)."""
+    the pooled usage of those schedules (the subgradient of L at ``prices``); None when the
+    deadline passes during the round (checked per block of jobs: a pass over every job takes
+    1-3 CPU-s at paper scale, and L(pi) needs all of them)."""
     cum = np.concatenate([np.zeros((prices.shape[0], 1)), np.cumsum(prices, axis=1)], axis=1)
     n_jobs = len(sj.weight)
     values = np.empty(n_jobs)
     usage = np.zeros((prices.shape[0], sj.slots + 1))
     paths: list[list[tuple[int, int]]] = []
     for first in range(0, n_jobs, BLOCK):
+        if deadline.expired():
+            return None
         rows = np.arange(first, min(n_jobs, first + BLOCK))
         values[rows] = _price_block(sj, cum, rows, paths)
     for job, path in enumerate(paths):
@@ -374,7 +378,10 @@ def _colgen_grid(sj: SlotJobs, per: int, intervals: int, prices: np.ndarray, dea
         if max_iterations is not None and run.iterations >= max_iterations:
             run.stopped = f"iteration cap {max_iterations}"
             break
-        priced = price_jobs(sj, prices)
+        priced = price_jobs(sj, prices, deadline)
+        if priced is None:
+            run.stopped = "deadline: pricing"
+            break
         run.iterations += 1
         value = priced.bound(sj, prices)
         value -= MARGIN * abs(value)
