@@ -284,6 +284,7 @@ def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
     model.name = "cojob_network exact: Model F, the stage-ordering MILP (its optimum F* bounds OPT)"
     return model
 
+
 def _offer_order(instance: Instance, best: _Incumbent, order, source: str, deadline: Deadline,
                  info: dict) -> bool:
     """Simulate a stage order and offer it; False when the deadline stopped the simulation."""

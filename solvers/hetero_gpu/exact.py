@@ -104,6 +104,7 @@ def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
               f"schedule of cost {cost:g}, objective in units of {m.objective_unit:g}")
     return m
 
+
 def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, info: dict):
     """The exact model with its MIP start set, and its extractor: time-indexed
     (:func:`~optsched.models.hetero_gpu.build_time_indexed`) when the data lie on a grid and the
