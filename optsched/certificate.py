@@ -60,6 +60,7 @@ class Sides:
     upper_by: str | None = None
     lower: float = -math.inf
     lower_by: str | None = None
+    guide: Any = None   # the last Outcome.guide a step returned (handed to the improvement)
 
     def offer(self, result: Result, name: str) -> None:
         """Take ``result``'s verified schedule and its bound where they improve a side."""
@@ -155,13 +156,15 @@ def _step(family: Family, instance: Any, entry: Method, deadline: Deadline, seed
     """Run one registered method under ``deadline``, verify it and offer it to ``sides``."""
     started = time.perf_counter()
     try:
-        result = make_result(instance, entry, entry.run(instance, deadline, seed),
-                             time.perf_counter() - started, seed)
+        outcome = entry.run(instance, deadline, seed)
+        result = make_result(instance, entry, outcome, time.perf_counter() - started, seed)
     except InfeasibleSchedule as exc:  # a method's bug must not sink the certificate
         steps.append({"method": entry.name, "side": side, "error": str(exc),
                       "seconds": time.perf_counter() - started})
         return None
     sides.offer(result, entry.name)
+    if outcome.guide is not None:
+        sides.guide = outcome.guide
     steps.append(_record(entry.name, side, result))
     return result
 
@@ -232,10 +235,14 @@ def _run_improve(family: Family, instance: Any, sides: Sides, steps: list[dict],
     start = sides.schedule
     # an improvement that takes a ``goal`` stops once its schedule meets the bound (it is then
     # optimal: nothing is left to find), instead of searching until the deadline
-    goal = {"goal": sides.lower} if takes_goal(improve) and sides.lower > -math.inf else {}
+    extra: dict[str, Any] = {}
+    if takes(improve, "goal") and sides.lower > -math.inf:
+        extra["goal"] = sides.lower
+    if takes(improve, "guide"):   # what the bound (or exact) learned, instead of a cache
+        extra["guide"] = sides.guide
 
     def run(inst: Any, *, deadline: Deadline, seed: int = 0) -> Outcome:
-        return improve(inst, start, deadline=deadline, seed=seed, **goal)
+        return improve(inst, start, deadline=deadline, seed=seed, **extra)
 
     entry = Method("improve", "algorithm", run, description="neighbourhood re-optimisation")
     _step(family, instance, entry, _before_verify(deadline, steps), seed, "upper", sides, steps)
@@ -257,9 +264,15 @@ def _before_verify(deadline: Deadline, steps: list[dict]) -> Deadline:
     return deadline.within(max(0.0, left - reserve))
 
 
+def takes(improve: Callable[..., Outcome], name: str) -> bool:
+    """True when ``improve`` accepts the keyword ``name`` (``goal``: a valid lower bound, stop
+    once it is met; ``guide``: the last :attr:`~optsched.result.Outcome.guide` of a step)."""
+    return name in inspect.signature(improve).parameters
+
+
 def takes_goal(improve: Callable[..., Outcome]) -> bool:
     """True when ``improve`` accepts ``goal=`` (a valid lower bound: stop once it is met)."""
-    return "goal" in inspect.signature(improve).parameters
+    return takes(improve, "goal")
 
 
 def _result(instance: Any, sides: Sides, steps: list[dict], deadline: Deadline,

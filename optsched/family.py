@@ -85,6 +85,9 @@ class CertifySpec:
         ``improve(instance, start, *, deadline, seed) -> Outcome``: re-optimises neighbourhoods of
         the verified schedule ``start`` (the upper side); its schedule is never worse than
         ``start`` and is verified again by certify. None: the heuristics' best is the upper side.
+        If it accepts ``goal=`` it gets the best bound (stop once met); if it accepts ``guide=``
+        it gets the last :attr:`~optsched.result.Outcome.guide` an earlier step returned (None
+        when none did), so nothing has to be cached per instance between the steps.
     starts
         The methods whose schedules start the upper side (None: every ``algorithm`` and
         ``baseline`` method that is not relaxed).

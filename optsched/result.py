@@ -57,6 +57,10 @@ class Outcome:
     model_objective
         An exact model's own objective value for ``schedule``; the registry compares it with the
         checker's and demotes ``optimal`` when they disagree.
+    guide
+        What a method learned that an improvement may start from (a bound's LP means, an order,
+        column weights): :func:`optsched.certificate.certify` hands the last guide it got to the
+        family's improvement as ``guide=``. Never verified, never written to a Result or to JSON.
 
     Status rule for bounds (``kind == "bound"``, ``schedule`` None): ``OPTIMAL`` when the
     relaxation was solved to its optimum (``lower_bound`` is its exact value); ``TIME_LIMIT`` when
@@ -69,6 +73,7 @@ class Outcome:
     lower_bound: float | None = None
     info: dict = field(default_factory=dict)
     model_objective: float | None = None
+    guide: Any = field(default=None, compare=False, repr=False)
 
 
 RESULT_KEYS = (

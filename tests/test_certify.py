@@ -126,6 +126,36 @@ def test_an_improvement_that_takes_a_goal_is_given_the_bound(toy):
     assert goals == [bound] and res.status is SolveStatus.OPTIMAL
 
 
+def test_the_bound_step_hands_its_guide_to_the_improvement(toy):
+    """An improvement with a ``guide`` parameter gets the last Outcome.guide a step returned
+    (here the bound's), so no per-instance cache links the two steps; one without gets none."""
+    from optsched.certificate import takes
+
+    seen = []
+
+    def guided_bound(inst, *, deadline: Deadline, seed: int = 0) -> Outcome:
+        out = _exact_bound(inst, deadline=deadline)
+        return dataclasses.replace(out, status=SolveStatus.TIME_LIMIT,
+                                   lower_bound=out.lower_bound - 1, guide=("wspt", id(inst)))
+
+    def guided(inst, start, *, deadline: Deadline, seed: int = 0, guide=None) -> Outcome:
+        seen.append(guide)
+        return _smith(inst, start, deadline=deadline, seed=seed)
+
+    assert takes(guided, "guide") and not takes(_smith, "guide")
+    methods = tuple(Method("strong_bound", "bound", guided_bound) if m.name == "strong_bound"
+                    else m for m in toy.methods)
+    spec = dataclasses.replace(toy, methods=methods,
+                               certify=dataclasses.replace(toy.certify, improve=guided))
+    registry.unregister(toy.name)
+    registry.register(spec)
+    inst = spec.generate("small", 3)
+    res = certify(inst, time_limit=60)
+    assert seen == [("wspt", id(inst))]
+    assert "guide" not in res.info and "guide" not in res.to_dict()
+    assert Outcome(None, guide=1) == Outcome(None, guide=2)   # not part of an Outcome's value
+
+
 def test_without_improvement_the_gap_is_reported(toy):
     spec = dataclasses.replace(toy, certify=CertifySpec(bound="lower_bound", starts=("fifo",)))
     registry.unregister(toy.name)
