@@ -1,6 +1,7 @@
-"""The one size guard of every exact and bound model: :func:`too_large` (the cap, whatever the
-deadline), :class:`Refusal` (why a model is not built: the cap, the time left, or both),
-:func:`refuse` (the two combined) and :func:`not_built_status` (the status a method reports then).
+"""The one size guard of every exact and bound model: :func:`guard` (the cap and the time left, as
+one call), :func:`too_large` (the cap, whatever the deadline), :class:`Refusal` (why a model is not
+built: the cap, the time left, or both), :func:`refuse` (the two combined) and
+:func:`not_built_status` (the status a method reports then).
 
 Every family's MILP guard and the CP-SAT guard (:func:`optsched.solvers.cpsat.too_large`) return a
 :class:`Refusal` or None. Kept apart from :mod:`optsched.solvers.highs` so that a guard does not
@@ -11,7 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from optsched.result import SolveStatus
+
+if TYPE_CHECKING:
+    from optsched.deadline import Deadline
 
 #: The most non-zeros (constraint-matrix terms) of any exact or bound model optsched builds,
 #: whatever the deadline: a model above it is never built (:func:`too_large`). Without a time
@@ -73,6 +79,26 @@ def refuse(terms: float, what: str, late: str | None) -> Refusal | None:
     return None if cap is None and late is None else Refusal(cap, late)
 
 
+def guard(terms: float, what: str, deadline: Deadline, build_seconds: float) -> Refusal | None:
+    """The one size guard of every model build: None when the model of ``terms`` non-zeros may be
+    built, else the :class:`Refusal` saying why -- over the size cap (:func:`too_large`, whatever
+    the deadline) and/or ``build_seconds`` (the family's estimate of building it and handing it to
+    the solver) more than the time ``deadline`` leaves.
+
+    >>> from optsched.deadline import Deadline
+    >>> guard(10, "M", Deadline.after(None), 1e9) is None
+    True
+    >>> str(guard(10, "M", Deadline.after(1.0), 30.0))
+    'M: ~30.0 s to build > 1.0 s left'
+    >>> guard(MAX_MODEL_TERMS + 1, "M", Deadline.after(None), 0.0).cap is not None
+    True
+    """
+    left = deadline.remaining()
+    late = (f"{what}: ~{build_seconds:.1f} s to build > {left:.1f} s left"
+            if left is not None and build_seconds > left else None)
+    return refuse(terms, what, late)
+
+
 def not_built_status(has_schedule: bool, late: bool) -> SolveStatus:
     """Status of an exact method whose model was not built: ``time_limit`` only when the time
     left also ruled the model out (``late``); otherwise ``feasible`` with the fallback schedule
@@ -89,4 +115,4 @@ def not_built_status(has_schedule: bool, late: bool) -> SolveStatus:
     return SolveStatus.FEASIBLE if has_schedule else SolveStatus.UNKNOWN
 
 
-__all__ = ["MAX_MODEL_TERMS", "Refusal", "not_built_status", "refuse", "too_large"]
+__all__ = ["MAX_MODEL_TERMS", "Refusal", "guard", "not_built_status", "refuse", "too_large"]

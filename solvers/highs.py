@@ -33,8 +33,8 @@ from pyomo.contrib.solver.solvers.highs import Highs
 from optsched.deadline import Deadline
 from optsched.errors import OptschedError
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.guard import (MAX_MODEL_TERMS, Refusal, not_built_status,  # noqa: F401
-                                    refuse, too_large)
+from optsched.solvers.guard import (MAX_MODEL_TERMS, Refusal, guard,  # noqa: F401
+                                    not_built_status, refuse, too_large)
 from optsched.solvers.options import SolverOptions, current
 
 
