@@ -375,7 +375,6 @@ class Instance:
     def from_dict(cls, data: Any) -> "Instance":
         """Read the JSON document's fields (unknown or missing keys are errors) and call the
         constructor, which validates the values."""
-        _version_not_bool(data, "instance")
         r = Reader.top(data, FAMILY, FORMAT_VERSION,
                        ("architecture", "resources", "capacity", "worker_types", "ps_types", "jobs",
                         "horizon"), ("weight_ratio", "comm_factor", "name"))
@@ -551,7 +550,6 @@ class Schedule:
     def from_dict(cls, data: Any) -> "Schedule":
         """Read the document's fields (unknown or missing keys are errors) and call the
         constructors, which validate the values."""
-        _version_not_bool(data, "schedule")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("jobs",), what="schedule")
         fields = ("start", "duration", "worker_type", "ps_type", "colocated", "workers", "ps")
         plans = tuple(Plan(**{k: p.data[k] for k in fields}, segments=p.data.get("segments", ()))
@@ -624,11 +622,6 @@ def _objective(instance: Instance, schedule: Schedule) -> float:
     return tolerance.upper_float(sum(tolerance.exact(job.weight) * p.completion
                                      for job, p in zip(instance.jobs, schedule.plans)))
 
-
-def _version_not_bool(data: Any, what: str) -> None:
-    """``format_version`` must be the integer FORMAT_VERSION (``True == 1`` in Python)."""
-    if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
-        fail(f"{what}.format_version", f"expected {FORMAT_VERSION}, got {data['format_version']!r}")
 
 
 def _check_count(instance: Instance, schedule: Schedule) -> None:

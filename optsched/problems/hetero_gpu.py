@@ -209,17 +209,10 @@ class Instance:
     def from_dict(cls, data: Any) -> "Instance":
         """Read the JSON fields (unknown/missing keys, types, list shapes) and construct; the values
         are checked by the constructor."""
-        _check_version(data, "format_version")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("gpus", "jobs"), ("name",))
         gpus = tuple(r.list("gpus"))
         jobs = tuple(Job.read(jr) for jr in r.objects("jobs", JOB_FIELDS, ("model",), nonempty=False))
         return cls(gpus, jobs, r.str("name") if r.has("name") else "")
-
-
-def _check_version(data: Any, where: str) -> None:
-    """``format_version: true`` equals 1 in Python; JSON's true is not a version number."""
-    if isinstance(data, dict) and isinstance(data.get("format_version"), bool):
-        fail(where, f"must be an integer, got {data['format_version']!r}")
 
 
 #: :func:`~optsched.problems.fields.as_float` within MAX_VALUE and MIN_POSITIVE.
@@ -316,7 +309,6 @@ class Schedule:
     def from_dict(cls, data: Any) -> "Schedule":
         """Read the JSON rows ``[job, round, task, gpu, start]`` and construct; the constructor
         checks indices and types."""
-        _check_version(data, "schedule.format_version")
         r = Reader.top(data, FAMILY, FORMAT_VERSION, ("tasks",), what="schedule")
         runs = []
         for i, row in enumerate(r.list("tasks")):
