@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from claims import label, write
+from optsched.deadline import NEVER
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import average_jct, completion_times
@@ -58,7 +59,7 @@ TOL = 1e-6
 
 def lemma_row(inst, params: rc.SjfBcoParams, theta_star: float | None = None) -> dict:
     """theta~, W^_max, makespan, n_g, Phi, u, l (and Lemma 4's sides) of one SJF-BCO reading."""
-    s = rc.sjf_bco_search(inst, params)
+    s = rc.sjf_bco_search(inst, params, deadline=NEVER)
     c = rc.constants(inst)
     row = {"theta": s.theta, "w_max": float(s.state.U.max()), "makespan": s.makespan, **c}
     if theta_star is not None:

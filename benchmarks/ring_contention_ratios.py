@@ -15,6 +15,7 @@ import argparse
 import statistics
 import time
 
+from optsched.deadline import NEVER
 from optsched.models import ring_contention as rm
 from optsched.registry import solve
 from optsched.solvers.ring_contention import algorithm as rc_algorithm
@@ -28,14 +29,14 @@ METHODS = ("sjf_bco", "first_fit", "list_scheduling", "random")
 def one(preset: str, seed: int) -> dict:
     inst = generate(preset, seed)
     t0 = time.perf_counter()
-    model = rm.build_exact(inst, rc_exact.upper_bound_schedule(inst)[0])
+    model = rm.build_exact(inst, rc_exact.upper_bound_schedule(inst, NEVER)[0])
     rep = solve_model(model)
     row = {"seed": seed, "opt": rep.objective, "status": rep.status.value,
            "m1_s": time.perf_counter() - t0, "m1_vars": model.nvariables(),
            "m1_cons": model.nconstraints(), "lb": solve(inst, "lower_bound").lower_bound}
     for m in METHODS:
         row[m] = solve(inst, m, seed=seed).objective
-    search = rc_algorithm.sjf_bco_search(inst)
+    search = rc_algorithm.sjf_bco_search(inst, deadline=NEVER)
     est = rc_algorithm.rho_hat(inst)
     theta_star = solve_model(rm.build_budget(inst, durations="estimate", rho_hat=est)).objective
     c = rc_algorithm.constants(inst)

@@ -57,7 +57,7 @@ LAGRANGE_ITERATIONS = 400
 PAIR_EVERY = 100
 
 
-def incumbent(instance: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, float]:
+def incumbent(instance: Instance, deadline: Deadline) -> tuple[Schedule, float]:
     """The best of a one-job-at-a-time schedule, greedy ECT, FIFO, DRF and A_online (rule "model")
     by verified total flow: the UB for deadlines and the exact method's MIP start.
     :func:`serial_schedule` always exists (O(J S)), so every valid instance gets an upper bound;
@@ -211,7 +211,7 @@ class Lagrangian:
 
 
 def lagrangian(instance: Instance, columns: list["Column"], upper_bound: float, *,
-               deadline: Deadline = NEVER, iterations: int = LAGRANGE_ITERATIONS) -> Lagrangian:
+               deadline: Deadline, iterations: int = LAGRANGE_ITERATIONS) -> Lagrangian:
     """Lagrangian relaxation of the capacities (2g)/(2h) of the configuration model
     (:func:`~optsched.models.edge_cloud.build_pattern`), by subgradient ascent (Polyak steps towards
     the best known total flow), with a Lagrangian heuristic.
@@ -322,7 +322,8 @@ def _greedy(inc: _Incidence, price: np.ndarray, order: np.ndarray,
             return None
         picks[j] = fits[np.argmin(price[fits])]
         _use(inc, picks[j], left, -1.0)
-    _improve(inc, picks, left, pairs=pairs)
+    # no limit of its own (as before): :func:`lagrangian` checks its deadline after every step
+    _improve(inc, picks, left, pairs=pairs, deadline=NEVER)
     return picks
 
 
@@ -334,8 +335,8 @@ def _left(inc: _Incidence, picks: dict[int, int]) -> np.ndarray:
     return left
 
 
-def _improve(inc: _Incidence, picks: dict[int, int], left: np.ndarray, *, pairs: bool = False,
-             deadline: Deadline = NEVER) -> None:
+def _improve(inc: _Incidence, picks: dict[int, int], left: np.ndarray, *, deadline: Deadline,
+             pairs: bool = False) -> None:
     """Local search: take one job (with ``pairs``, then a pair of jobs) out and put it back on its
     least-flow column that fits (a pair in either order); keep the move when the total flow drops;
     repeat until no move improves or ``deadline`` passes."""
@@ -502,7 +503,7 @@ def _view(instance: Instance, j: int, lam: np.ndarray, mu: np.ndarray, start_min
 
 
 def batch_lp_bound(instance: Instance, jobs: list[int], tau: int, *, fixed_start: bool = False,
-                   max_iter: int = 200, deadline: Deadline = NEVER) -> tuple[float, list[Column]]:
+                   max_iter: int = 200, deadline: Deadline) -> tuple[float, list[Column]]:
     """LP optimum of the packing program (4) over *all* in-window columns, by column generation:
     solve the restricted dual (5) (cutting planes on (5a)), price every job exactly with
     :func:`price_column`, add the columns whose utility exceeds eta_j, repeat until none does.
@@ -575,7 +576,7 @@ def column_cost(instance: Instance, col: Column, tau: int, lam: np.ndarray, mu: 
 
 def a_online_exact_oracle(instance: Instance, *, fixed_start: bool = False,
                           max_rounds: int = alg.MAX_ROUNDS,
-                          deadline: Deadline = NEVER) -> Schedule | None:
+                          deadline: Deadline) -> Schedule | None:
     """Algorithm 1's doubling rounds with A_maxsche replaced by an *exact* oracle for the batch
     problem (3) (time-indexed MILP, HiGHS): a reference that separates the loss of the doubling
     framework from that of the greedy pricing (digest P8). Not a method of the paper; tiny/small
@@ -661,7 +662,7 @@ class _Pools:
     ``xi = 1`` only when some ready server of the pool holds all ``N`` workers and a PS ((2e),
     (2f))."""
 
-    def __init__(self, instance: Instance, deadline: list[int], stop: Deadline = NEVER):
+    def __init__(self, instance: Instance, deadline: list[int], stop: Deadline):
         S = instance.n_servers
         cloud = set(instance.cloud)
         groups = [[s for s in range(S) if s not in cloud], sorted(cloud)]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.edge_cloud import Instance, Run, Schedule
 from optsched.result import Outcome
 from optsched.solvers import cpsat as cc
@@ -40,7 +40,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
+def exact_cp(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Optimal schedule of problem (2) by CP-SAT (one worker, ``random_seed = seed``).
 
     Returns ``optimal`` only when CP-SAT proves it, ``time_limit`` with the incumbent when the

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.method import Params, param
 from optsched.problems.ring_contention import Instance, Schedule
 from optsched.result import Outcome, SolveStatus
@@ -260,7 +260,7 @@ def _feasible(state: Pass | None, horizon: int) -> bool:
 
 
 def bisection(inst: Instance, horizon: int, rules: list[tuple[int | None, Callable[[int], Rule]]],
-              order: list[int], *, deadline: Deadline = NEVER,
+              order: list[int], *, deadline: Deadline,
               mode: str = "pseudo_code") -> SearchResult:
     """Alg. 1 lines 4–24: bisection on integer theta in [1, T]; at each theta the best of ``rules``
     (the kappa loop, lines 7–18).
@@ -330,7 +330,7 @@ class SjfBcoParams(Params):
 
 
 def sjf_bco_search(inst: Instance, params: SjfBcoParams | None = None, *,
-                   deadline: Deadline = NEVER, horizon: int | None = None) -> SearchResult:
+                   deadline: Deadline, horizon: int | None = None) -> SearchResult:
     """Algorithm 1 (SJF-BCO) with FA-FFP for G_j <= kappa and LBSGF(lambda) otherwise."""
     params = SjfBcoParams() if params is None else params
     horizon = horizon or inst.horizon

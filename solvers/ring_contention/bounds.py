@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.ring_contention import Instance
 from optsched.result import Outcome, SolveStatus
 from optsched.tolerance import slack
@@ -15,7 +15,7 @@ from optsched.tolerance import slack
 BUDGET_MAX_VARS = 600  # M3 in lower_bound only up to this many (job, GPU) pairs
 
 
-def budget_bound(inst: Instance, deadline: Deadline = NEVER,
+def budget_bound(inst: Instance, deadline: Deadline,
                  seed: int = 0) -> tuple[float | None, dict[str, Any]]:
     """Dual bound of M3 with contention-free durations (valid LB; digest §3.5)."""
     from optsched.models import ring_contention as rm

@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.ring_contention import Instance, Schedule
 from optsched.result import Outcome
 from optsched.solvers import cpsat as cc
@@ -58,7 +58,7 @@ def placements(inst: Instance, j: int) -> list[tuple[int, ...]]:
     return out
 
 
-def exact_cp(instance: Instance, *, deadline: Deadline = NEVER, seed: int = 0) -> Outcome:
+def exact_cp(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """Minimum-makespan schedule of RAR-DDLS by CP-SAT (one worker, ``random_seed = seed``).
 
     ``optimal`` only when CP-SAT proves it; ``infeasible`` when no schedule ends by the horizon;
@@ -209,7 +209,7 @@ def _solve(instance: Instance, deadline: Deadline, seed: int, keep: dict) -> Out
     return cc.finish(solver, status, has_solution, info, 1, extract)
 
 
-def list_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[Schedule, int] | None:
+def list_schedule(inst: Instance, deadline: Deadline) -> tuple[Schedule, int] | None:
     """A feasible schedule without contention, and its makespan as ``verify`` computes it (None when
     it does not end by the horizon).
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.ring_contention import Instance, Schedule, completion_times
 from optsched import tolerance
@@ -41,7 +41,7 @@ EXACT_TERMS_PER_VAR = 15
 # Exact, bounds, guarantee
 # ----------------------------------------------------------------------------------------------
 
-def upper_bound_schedule(inst: Instance, deadline: Deadline = NEVER) -> tuple[int, Schedule | None]:
+def upper_bound_schedule(inst: Instance, deadline: Deadline) -> tuple[int, Schedule | None]:
     """Best of SJF-BCO, FF, LS and a contention-free longest-first list schedule: the horizon H
     of M1 (digest §3.3 "Horizon") and the MIP start of ``exact``.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from optsched.deadline import NEVER
 from optsched.models.edge_cloud import (
     build_batch, build_dual, build_exact, build_packing, enumerate_columns, extract_batch,
     extract_schedule,
@@ -36,7 +37,7 @@ def test_exact_equals_brute_force(seed):
     res = solve(inst, "exact")
     assert res.status is SolveStatus.OPTIMAL
     assert res.info["model_objective_agrees"]
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     assert res.objective == brute.brute_force(inst, ub)
     assert res.lower_bound <= res.objective + 1e-6
 
@@ -100,7 +101,7 @@ def test_exact_equals_brute_force_hand_made(name):
     res = solve(inst, "exact")
     assert res.status is SolveStatus.OPTIMAL
     assert res.info["model_objective_agrees"]
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     assert res.objective == brute.brute_force(inst, ub) == expected
 
 
@@ -117,13 +118,13 @@ def test_tolerance_edge_regression(data):
     res = solve(inst, "exact")
     assert res.status is SolveStatus.OPTIMAL and res.info["model_objective_agrees"]
     assert res.objective == 2.0
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     assert brute.brute_force(inst, ub) == 2.0
 
 
 def test_exact_model_is_sparse_and_extracts_a_verified_schedule():
     inst = generate("tiny", 4)
-    sched, ub = incumbent(inst)
+    sched, ub = incumbent(inst, NEVER)
     dl = deadlines(inst, ub)
     model = build_exact(inst, dl)
     # y exists only where the job may use the server, never on the dense J x S x T grid
@@ -177,7 +178,7 @@ def test_batch_packing_duality_and_a_maxsche(case):
         assert opt3 == pytest.approx(opt4)                       # (3) == (4)
         assert opt4 <= lp4 + 1e-6
         assert lp4 == pytest.approx(dual5, abs=1e-6)             # strong duality (5)
-        cg, _ = batch_lp_bound(inst, jobs, tau, fixed_start=fixed)
+        cg, _ = batch_lp_bound(inst, jobs, tau, fixed_start=fixed, deadline=NEVER)
         assert cg == pytest.approx(lp4, abs=1e-6)                # column generation finds the LP
     fixed, free = opt[True], opt[False]
     for cfg in (alg.FAITHFUL, alg.MODEL):

@@ -15,6 +15,7 @@ from optsched.models.edge_cloud import (
     build_exact, build_pattern, enumerate_columns, extract_pattern, placements, run_columns,
     set_start,
 )
+from optsched.deadline import NEVER
 from optsched.problems.edge_cloud import Instance, deadlines, verify
 from optsched.registry import solve
 from optsched.result import SolveStatus
@@ -36,7 +37,7 @@ def test_configuration_model_equals_previous_model(seed):
     MILP (:func:`build_exact`, an independent formulation) have the same optimum on the same
     deadlines, and the configuration model's schedule verifies with its objective."""
     inst = generate("tiny", seed)
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     dl = deadlines(inst, ub)
     new = build_pattern(inst, run_columns(inst, dl))
     old = build_exact(inst, dl)
@@ -80,9 +81,9 @@ def test_lagrangian_bound_and_fixing_keep_the_optimum(seed):
     are >= 0; every column of an optimal schedule satisfies the fixing test ``L + rc <= UB``; the
     Lagrangian heuristic's schedule, when there is one, verifies with the value it reports."""
     inst = generate("tiny", seed)
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     columns = run_columns(inst, deadlines(inst, ub))
-    lag = lagrangian(inst, columns, ub)
+    lag = lagrangian(inst, columns, ub, deadline=NEVER)
     opt = brute.brute_force(inst, ub)
     assert trivial_bound(inst) - 1e-6 <= lag.bound <= opt + 1e-6
     assert (lag.reduced >= -1e-9).all()
@@ -99,7 +100,7 @@ def test_mip_start_is_the_incumbent_and_never_worse(seed):
     """set_start sets every job from the heuristic schedule; the started columns are feasible for
     the model and cost no more than the heuristic (runs are shortened to the least length)."""
     inst = generate("small", seed, n_jobs=12)
-    sched, ub = incumbent(inst)
+    sched, ub = incumbent(inst, NEVER)
     model = build_pattern(inst, run_columns(inst, deadlines(inst, ub)))
     assert set_start(model, inst, sched) == len(inst.jobs)
     chosen = [model.columns[k] for k in model.x if model.x[k].value == 1]
@@ -117,7 +118,7 @@ def test_exact_stopped_early_is_never_worse_than_its_heuristics():
     schedule no worse than the best heuristic's, status time_limit (or optimal if it got there),
     and a bound no higher than its objective."""
     inst = generate("small", 2, n_jobs=24)
-    _, ub = incumbent(inst)
+    _, ub = incumbent(inst, NEVER)
     res = solve(inst, "exact", time_limit=2.0)
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
     assert res.objective <= ub
@@ -136,7 +137,7 @@ def test_single_job_flow_is_the_optimum_of_the_job_alone(seed):
     for inst in (generate("tiny", seed), generate("small", seed, n_jobs=3)):
         for j, job in enumerate(inst.jobs):
             alone = replace(inst, jobs=(job,))
-            _, ub = incumbent(alone)
+            _, ub = incumbent(alone, NEVER)
             assert single_job_flow(alone, 0) == brute.brute_force(alone, ub) >= min_flow(alone, 0)
             assert single_job_flow(inst, j) == single_job_flow(alone, 0)
 
@@ -153,7 +154,7 @@ def test_too_many_placements_are_not_enumerated():
     res = solve(inst, "exact", time_limit=10)
     assert str(MAX_PLACEMENTS) in res.info["not_built"]
     assert res.status in (SolveStatus.TIME_LIMIT, SolveStatus.OPTIMAL)
-    assert res.objective <= incumbent(inst)[1] and res.lower_bound <= res.objective
+    assert res.objective <= incumbent(inst, NEVER)[1] and res.lower_bound <= res.objective
     lb = solve(inst, "lower_bound", time_limit=10)
     assert lb.status is SolveStatus.TIME_LIMIT and lb.lower_bound == trivial_bound(inst)
 

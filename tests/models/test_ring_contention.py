@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from optsched import solve
+from optsched.deadline import NEVER
 from optsched.io import load_instance, load_schedule
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Instance, Schedule, completion_times, verify
@@ -36,7 +37,7 @@ def test_placements_enumerate_p_j():
 @pytest.mark.parametrize("seed", SEEDS)
 def test_m1_equals_brute_force(seed):
     inst = generate("tiny", seed)
-    ub, _ = upper_bound_schedule(inst)
+    ub, _ = upper_bound_schedule(inst, NEVER)
     best, _ = brute.brute_force(inst, ub)
     model = rm.build_exact(inst, ub)
     rep = solve_model(model)
@@ -52,7 +53,7 @@ def test_m1_equals_brute_force(seed):
 
 def test_m1_infeasible_below_optimum():
     inst = generate("tiny", 0)  # optimum 6 (brute force); SJF-BCO, FF and LS give 7
-    ub, _ = upper_bound_schedule(inst)
+    ub, _ = upper_bound_schedule(inst, NEVER)
     assert ub >= 6
     assert solve_model(rm.build_exact(inst, 6)).objective == pytest.approx(6)
     assert solve_model(rm.build_exact(inst, 5)).status is SolveStatus.INFEASIBLE
@@ -109,7 +110,7 @@ def test_bigm_repro_exact_finds_the_verified_better_schedule():
     r = solve(inst, "exact")
     assert r.status is SolveStatus.OPTIMAL and r.objective == 4.0
     assert r.info["model_objective"] == pytest.approx(4.0)
-    ub, _ = upper_bound_schedule(inst)
+    ub, _ = upper_bound_schedule(inst, NEVER)
     assert brute.brute_force(inst, ub)[0] == 4
     # the model alone (no lower bound) at H = 4 holds the better schedule, at H = 3 nothing
     model = rm.build_exact(inst, 4)
@@ -165,7 +166,7 @@ HAND_MADE = {
 def test_exact_equals_brute_force_on_hand_made(name):
     """exact (registry, verify inside) == brute force == M1 alone at H = heuristic makespan."""
     inst = HAND_MADE[name]()
-    ub, _ = upper_bound_schedule(inst)
+    ub, _ = upper_bound_schedule(inst, NEVER)
     best, best_schedule = brute.brute_force(inst, ub)
     assert best_schedule is not None and verify(inst, best_schedule) == best
     r = solve(inst, "exact")

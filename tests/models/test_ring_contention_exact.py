@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from optsched import solve
-from optsched.deadline import Deadline
+from optsched.deadline import NEVER, Deadline
 from optsched.models import ring_contention as rm
 from optsched.problems.ring_contention import Schedule, completion_times, verify
 from optsched.result import Outcome, SolveStatus
@@ -47,7 +47,7 @@ def test_model_equals_cp_sat(seed):
     from optsched.solvers.ring_contention.cp import exact_cp
 
     inst = _small(seed)
-    ub, _ = rc.upper_bound_schedule(inst)
+    ub, _ = rc.upper_bound_schedule(inst, NEVER)
     cp = exact_cp(inst, deadline=Deadline.after(60))
     assert cp.status is SolveStatus.OPTIMAL
     assert _model_optimum(inst, ub) == pytest.approx(verify(inst, cp.schedule))
@@ -58,7 +58,7 @@ def test_model_equals_brute_force_with_lower_bound_and_loose_horizon(seed):
     """Tail-energy cuts are written for u <= lower_bound only (for u > C they would cut every
     schedule: N (C - u) < 0): with lower_bound = OPT and H = OPT + 6 the optimum survives."""
     inst = generate("tiny", seed)
-    ub, _ = rc.upper_bound_schedule(inst)
+    ub, _ = rc.upper_bound_schedule(inst, NEVER)
     best, _ = brute.brute_force(inst, ub)
     assert _model_optimum(inst, best + 6, lower_bound=best) == pytest.approx(best)
     # one slot less than the optimum is infeasible, with or without the bound
@@ -101,7 +101,7 @@ def test_set_start_is_a_solution_of_the_model(seed):
     """The heuristic schedule and its mirror image (servers swapped) are set as starts; fixing
     x to them, the model is feasible with C = their verified makespan."""
     inst = _small(seed)
-    ub, sched = rc.upper_bound_schedule(inst)
+    ub, sched = rc.upper_bound_schedule(inst, NEVER)
     for s in (sched, _mirror(sched)):
         assert verify(inst, s) == ub
         model = rm.build_exact(inst, ub)
@@ -114,14 +114,14 @@ def test_set_start_is_a_solution_of_the_model(seed):
 
 def test_set_start_rejects_a_schedule_beyond_the_horizon():
     inst = _small(1)
-    ub, sched = rc.upper_bound_schedule(inst)
+    ub, sched = rc.upper_bound_schedule(inst, NEVER)
     with pytest.raises(ValueError, match="not in the model"):
         rm.set_start(rm.build_exact(inst, ub - 1), inst, sched)
 
 
 def test_not_worse_returns_the_heuristic_when_the_milp_incumbent_is_worse():
     inst = _small(2)
-    ub, sched = rc.upper_bound_schedule(inst)
+    ub, sched = rc.upper_bound_schedule(inst, NEVER)
     late = Schedule(tuple(a + 3 for a in sched.starts), sched.placements)
     inst_late = dataclasses.replace(inst, horizon=ub + 10)
     assert verify(inst_late, late) > ub

@@ -193,7 +193,7 @@ def test_exact_oracle_rounds_are_feasible_and_not_below_opt():
     from optsched.solvers.edge_cloud.bounds import a_online_exact_oracle
     for seed in (0, 1):
         inst = generate("tiny", seed)
-        value = verify(inst, a_online_exact_oracle(inst))
+        value = verify(inst, a_online_exact_oracle(inst, deadline=NEVER))
         opt = solve(inst, "exact").objective
         assert value >= opt - 1e-9
 
@@ -310,8 +310,8 @@ def test_batch_lp_bound_stopped_early_is_still_an_upper_bound():
     inst = generate("small", 0)
     tau = 4
     jobs = [j for j, job in enumerate(inst.jobs) if job.arrival <= tau]
-    lp, _ = batch_lp_bound(inst, jobs, tau)
-    early, _ = batch_lp_bound(inst, jobs, tau, max_iter=1)
+    lp, _ = batch_lp_bound(inst, jobs, tau, deadline=NEVER)
+    early, _ = batch_lp_bound(inst, jobs, tau, max_iter=1, deadline=NEVER)
     assert early >= lp - 1e-6
     expired, _ = batch_lp_bound(inst, jobs, tau, deadline=Deadline(0.0))
     assert expired >= lp - 1e-6

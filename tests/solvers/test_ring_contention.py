@@ -41,7 +41,7 @@ def test_exact_and_methods_on_tiny(seed):
     opt = solve(inst, "exact")
     assert opt.status is SolveStatus.OPTIMAL
     if seed < 3:
-        ub, _ = rc_exact.upper_bound_schedule(inst)
+        ub, _ = rc_exact.upper_bound_schedule(inst, NEVER)
         assert opt.objective == brute.brute_force(inst, ub)[0]
     lb = solve(inst, "lower_bound").lower_bound
     assert lb <= opt.objective + 1e-9
@@ -54,15 +54,17 @@ def test_exact_and_methods_on_tiny(seed):
 
 def test_pass_simulation_equals_verify(medium):
     """The passes' event-driven T_j equal verify's slot-by-slot T_j (two independent codes)."""
-    res = rc_algorithm.sjf_bco_search(medium)
+    res = rc_algorithm.sjf_bco_search(medium, deadline=NEVER)
     sched = res.state.schedule()
     assert completion_times(medium, sched) == [res.state.finish[j] for j in range(len(medium.jobs))]
     assert rc_exact.run_finish(medium, sched) == completion_times(medium, sched)
 
 
 def test_kappa_distinct_equals_all(medium):
-    a = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="distinct"))
-    b = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="all"))
+    a = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="distinct"),
+                                     deadline=NEVER)
+    b = rc_algorithm.sjf_bco_search(medium, rc_algorithm.SjfBcoParams(kappas="all"),
+                                     deadline=NEVER)
     assert (a.makespan, a.theta, a.kappa) == (b.makespan, b.theta, b.kappa)
     assert a.state.schedule() == b.state.schedule()
     assert a.passes < b.passes
@@ -117,7 +119,7 @@ def test_lbsgf_respects_lambda_prefix():
 
 def test_simulation_monotone_when_a_job_is_removed(medium):
     """Removing a job (fixed starts and placements) never delays another (digest §3.1)."""
-    sched = rc_algorithm.sjf_bco_search(medium).state.schedule()
+    sched = rc_algorithm.sjf_bco_search(medium, deadline=NEVER).state.schedule()
     base = rc_exact.run_finish(medium, sched)
     rng = np.random.default_rng(0)
     for drop in rng.choice(len(medium.jobs), size=5, replace=False):
@@ -163,7 +165,7 @@ def test_lemma2_and_lemma3_counterexample(data):
     theta~ = 20 (the first midpoint, never improved on) while W^_max = max_g U[g] < 3.2, and the
     makespan 4 exceeds n_g W^_max (n_g = 1) because floor speeds make rho_j > rho_hat_j (u/l gap)."""
     inst = _load(data, "lemma3_counterexample.json")
-    res = rc_algorithm.sjf_bco_search(inst)
+    res = rc_algorithm.sjf_bco_search(inst, deadline=NEVER)
     w_max = float(res.state.U.max())
     assert inst.max_gpus == 1 and res.theta == 20
     assert w_max == pytest.approx(3.13, abs=0.01)  # Lemma 2 broken: W^_max < theta~
@@ -174,7 +176,7 @@ def test_lemma2_and_lemma3_counterexample(data):
 def test_lemma4_counterexample(data):
     """Lemma 4 claims theta~ <= Phi (u/l) theta*_u. Here theta~ = 20 but Phi u/l theta* < 14."""
     inst = _load(data, "lemma4_counterexample.json")
-    res = rc_algorithm.sjf_bco_search(inst)
+    res = rc_algorithm.sjf_bco_search(inst, deadline=NEVER)
     theta_star = solve_model(rm.build_budget(inst, durations="estimate",
                                              rho_hat=rc_algorithm.rho_hat(inst))).objective
     c = rc_algorithm.constants(inst)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from optsched.deadline import NEVER
 from optsched.io import load_instance
 from optsched.models import ring_contention as rm
 from optsched.registry import solve
@@ -24,7 +25,7 @@ def test_readings_registered(data):
     """sjf_bco_proof (Lemma 2's proof: theta decreases while feasible) drives theta~ to W^_max on
     the R1 counterexample, where the pseudo-code stops at theta~ = 20; *_arrival keep instance order."""
     inst = _load(data, "lemma3_counterexample.json")
-    proof = rc.sjf_bco_search(inst, rc.SJF_BCO_PROOF)
+    proof = rc.sjf_bco_search(inst, rc.SJF_BCO_PROOF, deadline=NEVER)
     assert proof.theta is not None and proof.theta < 20
     assert proof.theta == pytest.approx(float(proof.state.U.max()), abs=1.0)
     tiny = generate("tiny", 0)
@@ -50,10 +51,10 @@ def test_lemma3_counterexample_every_reading(data, params):
     """Lemma 3 (T <= n_g W^_max) fails under both bisection readings (errata R2: refuted under
     every reading); Lemma 4 fails only under the pseudo-code reading (R3: reading-dependent)."""
     inst = _load(data, "lemma3_counterexample.json")
-    res = rc.sjf_bco_search(inst, params)
+    res = rc.sjf_bco_search(inst, params, deadline=NEVER)
     assert res.makespan == 4 > inst.max_gpus * float(res.state.U.max())
     inst4 = _load(data, "lemma4_counterexample.json")
-    res4 = rc.sjf_bco_search(inst4, params)
+    res4 = rc.sjf_bco_search(inst4, params, deadline=NEVER)
     theta_star = solve_model(rm.build_budget(inst4, durations="estimate",
                                              rho_hat=rc.rho_hat(inst4))).objective
     c = rc.constants(inst4)
