@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from optsched.deadline import NEVER, Deadline
+from optsched.deadline import Deadline
 from optsched.problems.cojob_network import Instance
 from optsched.result import Outcome, SolveStatus
 
@@ -65,7 +64,7 @@ def chain_bound(instance: Instance) -> float:
     return total
 
 
-def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: Deadline = NEVER,
+def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: Deadline,
                     max_rounds: int = MAX_ROUNDS) -> LpBound:
     """Solve LP-Primal (13)–(15).
 
@@ -138,48 +137,6 @@ def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
 #: Share of the time left that :func:`order_bound` gives LP-Primal before Model F.
 LP_SHARE = 0.2
 
-#: Model F solved to optimality by :func:`.exact.exact`, per instance (weak keys: an entry goes with
-#: its instance; equal instances, being the same data, share it): ``F*``. ``certify`` runs ``exact`` before ``order_bound``; F* is then
-#: known and solving F again cannot raise it (issue 19 item 6: "Model F once").
-_MODEL_F: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def remember_model_f(instance: Instance, f_star: float) -> None:
-    """Record ``F*`` (Model F solved to optimality, its dual bound) for ``instance``."""
-    try:
-        _MODEL_F[instance] = f_star
-    except TypeError:   # not weak-referenceable or not hashable: nothing is cached
-        pass
-
-
-#: The stage order of the best Model F solution found per instance (by :func:`order_bound` or
-#: :func:`.exact.exact`): a start for :func:`.exact.improve` (its completion order by F's ``x``).
-_F_ORDER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def remember_model_f_order(instance: Instance, order: tuple) -> None:
-    """Record the stage order of a Model F solution for ``instance``."""
-    try:
-        _F_ORDER[instance] = tuple(order)
-    except TypeError:   # not weak-referenceable or not hashable: nothing is cached
-        pass
-
-
-def solved_model_f_order(instance: Instance) -> tuple | None:
-    """The stage order of Model F's solution on ``instance`` if one was found in this process."""
-    try:
-        return _F_ORDER.get(instance)
-    except TypeError:
-        return None
-
-
-def solved_model_f(instance: Instance) -> float | None:
-    """``F*`` of ``instance`` if :func:`.exact.exact` proved it in this process, else None."""
-    try:
-        return _MODEL_F.get(instance)
-    except TypeError:
-        return None
-
 
 def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     """The larger of LP* (Lemma 1) and the dual bound of Model F (spec Sec. 3.5.1).
@@ -189,41 +146,35 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     ``verify`` accepts induces such an order (its completion order), so every dual bound HiGHS
     proves on F is <= OPT, and its LP already implies every Queyranne cut (15) (spec 3.5.1).
     LP-Primal runs first (:data:`LP_SHARE` of the time) so a bound exists even if F cannot be
-    built; F gets the rest (size guard of :func:`optsched.solvers.highs.refuse`). Any-time: a
+    built; F gets the rest (size guard :func:`.exact.model_guard`). Any-time: a
     MILP stopped by the deadline returns its dual bound, still valid (status ``time_limit``).
 
-    When :func:`.exact.exact` already solved F to optimality on this instance object (certify runs
-    it first), ``F*`` is taken from it (:func:`solved_model_f`) and neither model is solved again:
-    ``LP* <= F*`` (spec 3.5.1), so the result is the same.
+    The stage order of F's best solution is returned as ``guide`` (certify hands it to
+    :func:`.exact.improve`, which starts from the better of it and its start schedule).
     """
     from optsched.models import cojob_network as cm
-    from optsched.solvers.highs import refuse, solve_model
-
-    known = solved_model_f(instance)
-    if known is not None:
-        return Outcome(None, SolveStatus.OPTIMAL, known,
-                       {"model_f": known, "model_f_status": "optimal", "model_f_by": "exact"})
+    from optsched.solvers.cojob_network.exact import model_guard
+    from optsched.solvers.highs import solve_model
 
     left = deadline.remaining()
     lp = solve_lp_primal(instance, "sort", deadline=deadline if left is None
                          else deadline.within(LP_SHARE * left))
     value, status = lp.value, lp.status
     info: dict[str, Any] = {"lp_primal": lp.value, "lp_status": lp.status.value}
-    refusal = refuse(cm.ordering_milp_size(instance)["terms"], "Model F", None)
+    refusal = model_guard(cm.ordering_milp_size(instance)["terms"], "Model F", deadline)
     if refusal is not None or deadline.expired():
         info["stopped"] = f"Model F not built: {refusal or 'deadline'}"
         return Outcome(None, SolveStatus.TIME_LIMIT, value, info)
     model = cm.build_ordering_milp(instance)
     rep = solve_model(model, deadline=deadline, seed=seed)
-    if rep.has_solution:
-        remember_model_f_order(instance, cm.extract_order(instance, model))
+    guide = cm.extract_order(instance, model) if rep.has_solution else None
     f_bound = _milp_bound(rep)
     info.update(model_f=f_bound, model_f_status=rep.status.value, milp_runtime_s=rep.runtime_s)
     if f_bound is not None and (value is None or f_bound > value):
         value = f_bound
     status = (SolveStatus.OPTIMAL if rep.status is SolveStatus.OPTIMAL
               else SolveStatus.TIME_LIMIT)
-    return Outcome(None, status, value, info)
+    return Outcome(None, status, value, info, guide=guide)
 
 
 def _milp_bound(rep) -> float | None:

@@ -5,6 +5,7 @@ bound) and Model E (event-indexed MILP of (O)), with their size guards.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import random
 import time
@@ -22,6 +23,7 @@ from optsched.simulate.flows import StageOrder, schedule_of, simulate, sum_sct
 from optsched.solvers.cojob_network.algorithm import why_stopped
 from optsched.solvers.cojob_network.baselines import make_policy
 from optsched.solvers.cojob_network.bounds import chain_bound
+from optsched.solvers.guard import Refusal, guard
 from optsched.tolerance import at_most
 
 # ----------------------------------------------------------------------------------------------------
@@ -81,6 +83,7 @@ class _Proof:
     bound: float
     rep: Any = None
     cut: bool = False
+    f_order: tuple | None = None
 
     def raise_to(self, value: float | None, best: _Incumbent) -> None:
         """Take a valid lower bound (never above the incumbent: a bound above a verified schedule
@@ -97,10 +100,10 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
        of the time): the incumbent is never worse than the best of them (issue 14).
     2. Model F (stage sequencing MILP, :func:`optsched.models.cojob_network.build_ordering_milp`;
        its dual bound is a lower bound on every schedule ``verify`` accepts) and the simulation of
-       its order (order-preserving priority scheduling). F* is remembered for ``order_bound``
-       (:func:`.bounds.remember_model_f`: certify does not solve F twice).
+       its order (order-preserving priority scheduling).
     3. The local search over stage orders (:func:`improve`, :data:`SEARCH_SHARE`) from the best
-       schedule: on most small instances it finds a schedule that meets F's or I's bound.
+       schedule, with F's order as its ``guide``: on most small instances it finds a schedule
+       that meets F's or I's bound.
     4. Model I (:class:`optsched.models.cojob_network.ItemOrder`: F over iterations, a lower
        bound >= F*; MIP start = the incumbent's completion order; no objective floor: F's bound
        as a floor row slowed the proof, tiny 7 cojobs seed 2: 594 nodes and unfinished after
@@ -119,7 +122,8 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     deadline) or too big to build in the time left is not built (:func:`_fits`,
     ``info["stopped"]``); the cap alone gives ``feasible``, not ``time_limit``. When Model E is
     over the cap, steps 2-5 are skipped: the heuristics' best is returned at once, with
-    ``info["not_built"]`` (so ``solve(..., "exact")`` goes on with certify).
+    ``info["not_built"]`` (so ``solve(..., "exact")`` goes on with certify). F's stage order,
+    when solved, is the Outcome's ``guide`` (for certify's :func:`improve`).
     """
     from optsched.models.cojob_network import event_milp_applies
 
@@ -147,7 +151,8 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
                 proof.cut |= not info.get("size_capped")
         elif info.get("f_status") == SolveStatus.OPTIMAL.value:
             proof.cut |= not _brute_force(instance, best, deadline, info)
-    return _exact_outcome(proof.rep, best, proof.bound, proof.cut, info)
+    out = _exact_outcome(proof.rep, best, proof.bound, proof.cut, info)
+    return out if proof.f_order is None else dataclasses.replace(out, guide=proof.f_order)
 
 
 def _event_terms(instance: Instance) -> int:
@@ -159,9 +164,7 @@ def _event_terms(instance: Instance) -> int:
 
 def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
             info: dict) -> None:
-    """Model F (:data:`F_SHARE`): its bound, its simulated order; F* remembered when optimal."""
-    from optsched.solvers.cojob_network.bounds import remember_model_f, remember_model_f_order
-
+    """Model F (:data:`F_SHARE`): its bound, its simulated order (kept in ``proof.f_order``)."""
     f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
     proof.cut |= f_rep is None and not info.get("size_capped")  # size guard: not built in time
     if f_rep is not None:
@@ -170,12 +173,9 @@ def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadl
         if f_rep.bound is not None or f_rep.status is SolveStatus.OPTIMAL:
             proof.raise_to(f_rep.objective if f_rep.bound is None
                            else min(f_rep.bound, f_rep.objective), best)
-        if f_rep.status is SolveStatus.OPTIMAL:
-            remember_model_f(instance, f_rep.objective if f_rep.bound is None
-                             else min(f_rep.bound, f_rep.objective))
         proof.cut |= f_rep.status is not SolveStatus.OPTIMAL
     if f_order is not None:
-        remember_model_f_order(instance, f_order)
+        proof.f_order = tuple(f_order)
         proof.cut |= not _offer_order(instance, best, f_order, "model_f_order", deadline, info)
 
 
@@ -185,7 +185,8 @@ def _search(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadl
     it short before it reached a local optimum."""
     if best.schedule is None:
         return True
-    out = improve(instance, best.schedule, deadline=_share(deadline, SEARCH_SHARE), seed=seed)
+    out = improve(instance, best.schedule, deadline=_share(deadline, SEARCH_SHARE), seed=seed,
+                  guide=proof.f_order)
     info["search"] = {k: out.info.get(k) for k in ("start", "value", "evaluated", "improved")}
     if out.schedule is not best.schedule and "value" in out.info:
         best.offer(float(out.info["value"]), lambda: out.schedule, "local_search")
@@ -231,21 +232,21 @@ def _warm_start(instance: Instance, deadline: Deadline, budget: Deadline,
     return best
 
 
+def model_guard(terms: int, what: str, deadline: Deadline,
+                rate: float = BUILD_TERMS_PER_S) -> Refusal | None:
+    """:func:`optsched.solvers.guard.guard` for a model of ``terms`` non-zeros built at ``rate``
+    non-zeros a second after :data:`BUILD_OVERHEAD_S` (Pyomo's rate by default)."""
+    return guard(terms, what, deadline, BUILD_OVERHEAD_S + terms / rate)
+
+
 def _fits(terms: int, deadline: Deadline, what: str, info: dict,
           rate: float = BUILD_TERMS_PER_S) -> bool:
-    """Whether a model with ``terms`` non-zeros is built: False (and ``info["stopped"]``) when it
-    is over the size cap (:func:`optsched.solvers.highs.too_large`, checked first and whatever
-    the deadline: with or without a time limit no model above
-    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` is built) or cannot be built and handed to
-    HiGHS in the time left (model building counts against the deadline). ``info["size_capped"]``
-    is True when the cap alone ruled it out, so :func:`exact` does not call that a time limit."""
-    from optsched.solvers.highs import refuse
-
-    build_s = BUILD_OVERHEAD_S + terms / rate
-    left = deadline.remaining()
-    late = (f"{what} has {terms} non-zeros, ~{build_s:.1f} s to build and hand to HiGHS > "
-            f"{left:.1f} s left" if left is not None and build_s > left else None)
-    refusal = refuse(terms, what, late)
+    """Whether a model with ``terms`` non-zeros is built (:func:`model_guard`): False, with
+    ``info["stopped"]`` and ``info["not_built"]``, when it is over the size cap (whatever the
+    deadline) or cannot be built and handed to HiGHS in the time left (model building counts
+    against the deadline). ``info["size_capped"]`` is True when the cap alone ruled it out, so
+    :func:`exact` does not call that a time limit."""
+    refusal = model_guard(terms, what, deadline, rate)
     if refusal is None:
         return True
     info["stopped"] = f"size guard: {refusal}"
@@ -479,13 +480,13 @@ CHECK_EVERY = 40
 
 
 def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            goal: float | None = None) -> Outcome:
+            goal: float | None = None, guide: Any = None) -> Outcome:
     """Local search over stage orders, each evaluated by order-preserving priority scheduling.
 
     The paper's schedules are stage permutations ``sigma`` run by order-preserving flow scheduling
     (Sec. III-D, the simulator of :mod:`optsched.simulate.flows`): this searches that space from
-    the better of the completion order of ``start`` and Model F's optimal order when
-    :func:`.bounds.order_bound` has solved it (chains kept, Sec. III-D precedence) by
+    the better of the completion order of ``start`` and ``guide`` (a stage order, e.g. Model F's
+    from :func:`.bounds.order_bound`, used when it keeps the chains, Sec. III-D precedence) by
     first-improvement moves, adjacent swaps and insertions (:func:`_moves`), tried in the order of
     their Model F cost (:func:`order_cost`, a cheap surrogate; ties shuffled by ``seed``). A
     neighbour is simulated incrementally (:func:`_evaluate`): from the current order's last
@@ -505,7 +506,7 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     info: dict[str, Any] = {"start": value, "evaluated": 0, "improved": 0, "unchanged": 0}
     best: dict[str, Any] = {"value": value}
     began = time.perf_counter()
-    base = _first_base(instance, start, deadline, best, info)
+    base = _first_base(instance, start, guide, deadline, best, info)
     if base is not None and deadline.end is not None:   # one recorded run at the end
         reserve += 1.5 * (time.perf_counter() - began) / max(1, info["evaluated"])
     search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
@@ -582,21 +583,19 @@ class _Base:
     checkpoints: list
 
 
-def _first_base(instance: Instance, start: Schedule, deadline: Deadline, best: dict,
+def _first_base(instance: Instance, start: Schedule, guide: Any, deadline: Deadline, best: dict,
                 info: dict) -> _Base | None:
-    """The better run of ``start``'s completion order and Model F's order (if known)."""
-    from optsched.solvers.cojob_network.bounds import solved_model_f_order
-
+    """The better run of ``start``'s completion order and the stage order ``guide`` (if it is
+    one: every stage once, chains kept)."""
     orders = [completion_order(instance, start)]
-    f_order = solved_model_f_order(instance)
-    if f_order is not None and _chains_kept(f_order) and f_order not in orders:
-        orders.append(f_order)
+    if _is_order(instance, guide) and tuple(guide) not in orders:
+        orders.append(tuple(guide))
     base = None
     for n, order in enumerate(orders):
         got = _simulate_order(instance, order, deadline, best, info)
         if got is not None and (base is None or got.value < base.value):
             base = got
-            info["start_order"] = ("completion", "model_f")[n]
+            info["start_order"] = ("completion", "guide")[n]
     return base
 
 
@@ -663,7 +662,7 @@ def divergence(base: _Base, order: tuple) -> float:
 
 
 def _checked_best(instance: Instance, start: Schedule, value: float, best: dict,
-                  info: dict, deadline: Deadline = NEVER) -> Schedule:
+                  info: dict, deadline: Deadline) -> Schedule:
     """The best order's run, recorded, as a schedule if ``verify`` accepts it below ``value``;
     else ``start``."""
     if "order" not in best:
@@ -721,6 +720,15 @@ def _moves(order: tuple, rng: random.Random):
         moved.insert(j, stage)
         if _chains_kept(moved):
             yield tuple(moved)
+
+
+def _is_order(instance: Instance, order: Any) -> bool:
+    """Whether ``order`` is a stage order :func:`improve` can start from: every stage of
+    ``instance`` once, chains kept."""
+    try:
+        return sorted(order) == sorted(instance.stages) and _chains_kept(order)
+    except TypeError:
+        return False
 
 
 def _chains_kept(order) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from optsched.deadline import Deadline
+from optsched.deadline import NEVER, Deadline
 from optsched.io import load_instance
 from optsched.registry import methods, solve
 from optsched.problems.cojob_network import verify
@@ -158,7 +158,7 @@ def _chains(inst):
 @pytest.mark.parametrize("seed", range(10))
 def test_pda_lemma2_and_weak_duality(seed):
     inst = generate("small", seed)
-    lp = cs_bounds.solve_lp_primal(inst).value
+    lp = cs_bounds.solve_lp_primal(inst, deadline=NEVER).value
     for weights in ("paper", "literal", "unit"):
         order, cert = cs_algorithm.pda_order(inst.loads, _chains(inst),
                                    cs_algorithm.PdaParams(weights=weights, candidates="all"))
@@ -261,9 +261,9 @@ def test_lower_bound_cut_cap_returns_a_valid_bound():
     """The cut loop stopped by its round cap (or the deadline) returns the bound it has, with
     status time_limit, never an exception (it raised RuntimeError after 200 rounds)."""
     inst = generate("small", 0)
-    full = cs_bounds.solve_lp_primal(inst)
+    full = cs_bounds.solve_lp_primal(inst, deadline=NEVER)
     assert full.status is SolveStatus.OPTIMAL and full.rounds > 2
-    capped = cs_bounds.solve_lp_primal(inst, max_rounds=1)
+    capped = cs_bounds.solve_lp_primal(inst, deadline=NEVER, max_rounds=1)
     assert capped.status is SolveStatus.TIME_LIMIT and "cut cap" in capped.stopped
     assert cs_bounds.chain_bound(inst) - 1e-9 <= capped.value <= full.value + 1e-9
     expired = cs_bounds.lower_bound(inst, deadline=Deadline(0.0))

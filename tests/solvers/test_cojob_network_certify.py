@@ -107,22 +107,28 @@ def test_exact_returns_within_limit_on_many_cojobs(cojobs):
     assert out.schedule is not None and verify(inst, out.schedule) > 0
 
 
-def test_order_bound_takes_model_f_from_exact():
-    """Model F once (issue 19 item 6): after exact solved F to optimality on an instance object,
-    order_bound returns F* without solving again, the same bound as a fresh solve."""
-    from optsched.solvers.cojob_network import bounds as cs_bounds
+def test_order_bound_guides_improve_with_model_f_order():
+    """Issue 20: no per-instance cache. order_bound returns Model F's stage order as its guide
+    (every stage once, chains kept); improve started from a poor schedule with that guide starts
+    from the better of the two runs, and a guide that is not a stage order is ignored."""
+    inst = generate(FAMILY, "small", 1)
+    bound = order_bound(inst, deadline=Deadline.after(30))
+    order = bound.guide
+    assert sorted(order) == sorted(inst.stages)
+    assert all(order.index((g, k - 1)) < order.index((g, k)) for g, k in order if k)
+    start = solve(inst, "baraat_fifo")
+    guided = improve(inst, start.schedule, deadline=Deadline.after(0.5), guide=order)
+    plain = improve(inst, start.schedule, deadline=Deadline.after(0.5), guide=[("x", 1)])
+    assert plain.info.get("start_order", "completion") == "completion"
+    assert at_most(verify(inst, guided.schedule), start.objective)
+    assert at_most(bound.lower_bound, verify(inst, guided.schedule))
 
+
+def test_exact_returns_model_f_order_as_guide():
     inst = generate(FAMILY, "tiny", 2, cojobs=(6, 6))
-    cs_bounds._MODEL_F.pop(inst, None)
-    fresh = order_bound(inst, deadline=Deadline.after(30))
-    assert "model_f_by" not in fresh.info
     out = exact(inst, deadline=Deadline.after(30))
     assert out.info["f_status"] == "optimal"
-    reused = order_bound(inst, deadline=Deadline.after(30))
-    assert reused.info["model_f_by"] == "exact"
-    assert reused.lower_bound == pytest.approx(fresh.lower_bound, rel=1e-6)
-    assert at_most(reused.lower_bound, out.objective if out.schedule is None
-                   else verify(inst, out.schedule))
+    assert sorted(out.guide) == sorted(inst.stages)
 
 
 @pytest.mark.parametrize("cojobs", [8, 12, 20])
