@@ -35,21 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from optsched.experiments.worst import run_worst
+from optsched.experiments.worst.hypotheses import alpha_defined, released_at_zero
 from optsched.tolerance import REL
-
-def alpha_defined(doc: dict) -> bool:
-    """Theorem 4's alpha is a ratio of task times across GPUs; a sync row with a zero and a
-    non-zero entry has no finite ratio. The toolkit's ``Instance.alpha`` counts such a row as
-    ratio 1 (a digest convention, meant for rows of zeros), under which a job whose sync time
-    is 0 on two GPUs and 37 on a third "violates" alpha(2+alpha) = 3 by a factor 12.7: an
-    artefact of the convention, not of the theorem. Sync rows are all zero or all positive."""
-    return all(min(j["sync_time"]) > 0 or max(j["sync_time"]) == 0 for j in doc["jobs"])
-
-
-def released_at_zero(doc: dict) -> bool:
-    """Theorem 2 of Grouper is stated for cojobs all released at t = 0."""
-    return all(c["arrival"] == 0 for c in doc["cojobs"])
-
 
 CLAIMS: dict[str, dict[str, Any]] = {
     "hare_thm4": dict(family="hetero_gpu", method="hare", target="violation", overrides={},

@@ -253,9 +253,13 @@ def cmd_compare(args) -> None:
 def cmd_worst(args) -> None:
     from optsched.experiments.worst import format_result, replay, run_worst
 
+    from optsched.experiments.worst.hypotheses import hypothesis_of
+
+    hypothesis = None if args.hypothesis is None else hypothesis_of(args.hypothesis, args.family)
     if args.replay:
         print(format_result(replay(args.family, args.method, args.replay, args.against,
-                                   target=args.target, time_limit=args.time_limit)))
+                                   target=args.target, time_limit=args.time_limit,
+                                   hypothesis=hypothesis)))
         return
     out = args.out or time.strftime(f"worst-{args.family}-{args.method}-%Y%m%d-%H%M%S")
 
@@ -272,7 +276,8 @@ def cmd_worst(args) -> None:
     res = run_worst(args.family, args.method, args.against, size=args.size, budget=args.budget,
                     time_limit=args.time_limit, seed=args.seed, preset=args.preset,
                     overrides=overrides, workers=args.workers, scheduler=args.scheduler,
-                    out=out, strategy=args.strategy, target=args.target)
+                    out=out, strategy=args.strategy, target=args.target,
+                    hypothesis=hypothesis)
     print(format_result(res, out))
 
 
@@ -628,6 +633,12 @@ def _add_worst(command: Callable[..., _Parser]) -> None:
                    help="search (mutations), continuous (evolution strategy on the numbers), "
                         "hybrid (continuous + structure moves) or random (baseline) "
                         "(default: %(default)s)")
+    from optsched.experiments.worst.hypotheses import HYPOTHESES
+
+    known = "; ".join(f"{h.name} ({h.family}: {h.text})" for h in HYPOTHESES.values())
+    s.add_argument("--hypothesis", default=None, metavar="NAME",
+                   help="discard candidates outside the claim's statement, never evaluated "
+                        f"(with --replay: refuse an instance outside it): {known}")
     s.add_argument("--replay", default=None, metavar="FILE",
                    help="evaluate the instance FILE once with --method, --against and --target "
                         "(the one-command reproduction of a finding) instead of searching")

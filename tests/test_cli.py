@@ -241,3 +241,29 @@ def test_methods_table_fits_100_columns(family, capsys):
     from optsched.registry import get_family
 
     assert len(wide) == len(get_family(family).methods) + 1
+
+
+def test_worst_hypothesis_is_listed_checked_and_used(tmp_path, capsys):
+    """``optsched worst --hypothesis NAME`` (issue 23): the names in --help, an unknown name or
+    one about another family is one line with exit 2, and a replay refuses an instance outside
+    the claim's statement while it reproduces one inside it."""
+    from optsched.experiments.worst.hypotheses import HYPOTHESES
+
+    code, out, _, _ = call(capsys, "worst", "--help")
+    assert code == 0 and all(name in out for name in HYPOTHESES)
+    found = str(DATA / "cojob_network" / "refute_thm2_found.json")
+    base = ["worst", "cojob_network", "--method", "pda", "--target", "violation"]
+    code, out, err, _ = call(capsys, *base, "--hypothesis", "nope", "--replay", found)
+    assert code == 2 and not out and "unknown 'nope'" in err and "released_at_zero" in err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err, _ = call(capsys, *base, "--hypothesis", "alpha_defined", "--replay", found)
+    assert code == 2 and "is about hetero_gpu" in err
+    late = json.loads(open(found).read())
+    late["cojobs"][0]["arrival"] = 1
+    late_path = tmp_path / "late.json"
+    late_path.write_text(json.dumps(late))
+    code, _, err, _ = call(capsys, *base, "--hypothesis", "released_at_zero", "--replay",
+                           str(late_path))
+    assert code == 2 and "outside the claim's statement (released_at_zero)" in err
+    code, out, err, _ = call(capsys, *base, "--hypothesis", "released_at_zero", "--replay", found)
+    assert code == 0 and "the claim FAILS" in out

@@ -59,7 +59,8 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   fresh restart climbs the plain ratio instead of the violation (tight small instances, where
   the claim holds with equality, are maxima of any violation score).
 - *Hypotheses*: ``hypothesis(doc)`` discards candidates outside the claim's statement
-  (benchmarks/refute.py: Grouper's Theorem 2 is for cojobs released at 0).
+  (:mod:`.hypotheses`, ``--hypothesis NAME``: Grouper's Theorem 2 is for cojobs released at 0,
+  Hare's Theorem 4 needs a finite alpha).
 - *Throughput*: against ``exact``, the family's other exact methods are tried first with a
   short limit (``exact_cp``: CP-SAT proves tiny hetero_gpu optima in ~0.02 s where the MILP
   takes ~0.7 s); the first that proves optimality is the reference (``ref_method`` in the row).
@@ -115,7 +116,7 @@ The package, by concern: :mod:`.doc` (JSON tree helpers), :mod:`.sizes` (size me
 :mod:`.profile` (what the generator produces), :mod:`.mutations` (operators), :mod:`.evaluate`
 (guarded evaluation of a candidate), :mod:`.state` (one run's state and result), :mod:`.search`
 (strategies and shrinking), :mod:`.continuous` (the evolution strategy), :mod:`.run` (the entry
-point, replay and outputs).
+point, replay and outputs), :mod:`.hypotheses` (the claims' hypotheses).
 """
 
 from optsched.experiments.worst.doc import doc_key

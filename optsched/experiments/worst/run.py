@@ -373,9 +373,10 @@ def format_result(res: WorstResult, out=None) -> str:
 
 
 def replay(family: str, method: str, path, against: str = "exact", *, target: str = "ratio",
-           time_limit: float = DEFAULT_TIME_LIMIT) -> WorstResult:
+           time_limit: float = DEFAULT_TIME_LIMIT, hypothesis=None) -> WorstResult:
     """Evaluate one saved instance exactly as a search would (the reproduction of a finding):
-    ``optsched worst FAMILY --method M --target T --replay FILE``."""
+    ``optsched worst FAMILY --method M --target T --replay FILE``; with ``hypothesis``
+    (``--hypothesis NAME``) an instance outside the claim's statement raises OptschedError."""
     from optsched.io import load_instance
 
     check_methods(family, [method], against)
@@ -386,6 +387,9 @@ def replay(family: str, method: str, path, against: str = "exact", *, target: st
         raise OptschedError(f"--replay {path}: not a {family} instance")
     doc = inst.to_dict()
     doc.pop("name", None)
+    if hypothesis is not None and not hypothesis(doc):
+        name = getattr(hypothesis, "__name__", "the hypothesis")
+        raise OptschedError(f"--replay {path}: outside the claim's statement ({name})")
     row = evaluate({"family": family, "instance": doc, "key": doc_key(doc), "methods": [method],
                     "against": against, "time_limit": time_limit, "guard": False,
                     "target": target})[0]
