@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from optsched.deadline import MIN_SLICE, Deadline
+from optsched.deadline import MIN_SLICE, NEVER, Deadline
 from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, verify
 from optsched.result import Outcome, SolveStatus
@@ -22,6 +22,7 @@ from optsched.solvers.elastic_cluster.bounds import (
     resource_bound,
 )
 from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
+from optsched.solvers.guard import Refusal, guard
 from optsched.tolerance import at_most
 
 if TYPE_CHECKING:
@@ -128,7 +129,6 @@ def _prepare(inst: Instance, deadline: Deadline):
     Returns an Outcome when no model is built (``info["not_built"]`` says why), else
     ``(best schedule, its cost, latest completions, patterns, model size)``."""
     from optsched.models import elastic_cluster as em
-    from optsched.solvers.highs import too_large
 
     if (bad := infeasible_outcome(inst)) is not None:
         return bad
@@ -140,13 +140,10 @@ def _prepare(inst: Instance, deadline: Deadline):
     best, upper = start
     horizon = em.safe_horizon(inst, upper)
     scanned = em.pattern_bound(inst, horizon)
-    left = deadline.remaining()
-    late = left is not None and SCAN_PER_PLACEMENT * scanned > left / 2
-    if scanned > MAX_SCAN or late:
-        extra = {"size_cap": f"size cap: MAX_SCAN = {MAX_SCAN} placements"} if scanned > MAX_SCAN else {}
-        return _no_model(best, f"size: {scanned} placements to scan (at most {MAX_SCAN}, "
-                               f"{SCAN_PER_PLACEMENT:g} s each in half the time left)",
-                         late=late, horizon=horizon, warm_start_cost=upper, **extra)
+    if (refusal := _scan_guard(scanned, f"horizon {horizon}", deadline)) is not None:
+        return _refused(best, refusal, f"size: {scanned} placements to scan (at most {MAX_SCAN}, "
+                                       f"{SCAN_PER_PLACEMENT:g} s each in half the time left)",
+                        horizon=horizon, warm_start_cost=upper)
     found = greedy_patterns(inst, horizon, deadline)
     if found is not None and found[1] < upper:
         best, upper = found
@@ -159,17 +156,12 @@ def _prepare(inst: Instance, deadline: Deadline):
     size = em.exact_size(patterns, inst, last)
     build = BUILD_FIXED + BUILD_PER_TERM * size["terms"]
     handoff = HANDOFF_FIXED + HANDOFF_PER_TERM * size["terms"]
-    left = deadline.remaining()
-    late = left is not None and left < build + handoff + MIN_SLICE
-    if (cap := too_large(size["terms"], "the pattern MILP")) is not None:
-        return _no_model(best, cap, late=late, size_cap=cap, horizon=horizon,
-                         warm_start_cost=upper, **size)
-    if late:
-        return _no_model(best, f"deadline: the model cannot be built and handed to HiGHS in "
-                               f"the {left:.3g} s left ({size['binaries']} binaries, "
-                               f"{size['terms']} terms, horizon {horizon}, estimate "
-                               f"{build + handoff:.3g} s)", horizon=horizon, warm_start_cost=upper,
-                         **size)
+    if (refusal := guard(size["terms"], "the pattern MILP", deadline,
+                         build + handoff + MIN_SLICE)) is not None:
+        late = (f"deadline: the model cannot be built and handed to HiGHS in the "
+                f"{deadline.remaining():.3g} s left ({size['binaries']} binaries, "
+                f"{size['terms']} terms, horizon {horizon}, estimate {build + handoff:.3g} s)")
+        return _refused(best, refusal, late, horizon=horizon, warm_start_cost=upper, **size)
     return best, upper, last, patterns, size
 
 
@@ -295,7 +287,8 @@ def _early_size_cap(inst: Instance, deadline: Deadline) -> Outcome | None:
     L = max_j (the least d of j's configurations): some job cannot complete earlier.
     ``pattern_bound`` grows with the horizon, so a count over MAX_SCAN at L means the model is
     never built, and the heuristics that bound the horizon need not run (issue 19: at paper
-    scale they took a third of certify's time)."""
+    scale they took a third of certify's time). Only the cap is checked here (:func:`_scan_guard`
+    without a time limit); the time left is checked at the real horizon."""
     from optsched.models import elastic_cluster as em
 
     shortest = 1
@@ -305,13 +298,24 @@ def _early_size_cap(inst: Instance, deadline: Deadline) -> Outcome | None:
                              f"deadline: expired while listing job {j}'s configurations")
         shortest = max(shortest, min((c[4] for c in inst.configurations(j)), default=1))
     scanned = em.pattern_bound(inst, shortest, stop_above=MAX_SCAN)
-    if scanned <= MAX_SCAN:
+    if (refusal := _scan_guard(scanned, f"the shortest horizon {shortest}", NEVER)) is None:
         return None
-    out = drf(inst, deadline=deadline)
-    cap = f"size cap: MAX_SCAN = {MAX_SCAN} placements"
-    return _no_model(out.schedule, f"size: over {MAX_SCAN} placements to scan already at the "
-                                   f"shortest horizon {shortest} (MAX_SCAN)",
-                     late=False, size_cap=cap, horizon=shortest, scanned=str(scanned))
+    return _refused(drf(inst, deadline=deadline).schedule, refusal, "", horizon=shortest,
+                    scanned=str(scanned))
+
+
+def _scan_guard(scanned: int, where: str, deadline: Deadline) -> Refusal | None:
+    """The family's second cap, on the placements ``job_patterns`` scans at ``where`` (a
+    horizon) before the model's size is known (None: scan them): over :data:`MAX_SCAN`, whatever
+    the deadline, or :data:`SCAN_PER_PLACEMENT` s each more than half the time left. The model
+    itself then passes the shared :func:`~optsched.solvers.guard.guard`."""
+    left = deadline.remaining()
+    seconds = SCAN_PER_PLACEMENT * scanned
+    late = (f"the scan of {scanned} placements: ~{seconds:.1f} s > half of {left:.1f} s left"
+            if left is not None and seconds > left / 2 else None)
+    cap = (f"size cap: over MAX_SCAN = {MAX_SCAN} placements to scan at {where}"
+           if scanned > MAX_SCAN else None)
+    return None if cap is None and late is None else Refusal(cap, late)
 
 
 #: The most placements :func:`exact` scans to enumerate its patterns (``pattern_bound``); beyond
@@ -368,6 +372,15 @@ def _better(inst: Instance, rep, extract, best: Schedule | None, upper: float,
     if rep.status != SolveStatus.OPTIMAL and verify(inst, out.schedule) > upper:
         return Outcome(best, rep.status, out.lower_bound, {**out.info, "returned": "warm start"})
     return out
+
+
+def _refused(best: Schedule | None, refusal: Refusal, late: str, **info: Any) -> Outcome:
+    """:func:`_no_model` for a guard's ``refusal``: the reason is the cap when one held (also
+    ``info["size_cap"]``), else ``late`` (the time left, in the caller's words); status
+    ``time_limit`` only when the time left ruled the model out."""
+    if refusal.cap is not None:
+        info["size_cap"] = refusal.cap
+    return _no_model(best, refusal.cap or late, late=refusal.late is not None, **info)
 
 
 def _no_model(best: Schedule | None, why: str, late: bool = True, **info: Any) -> Outcome:

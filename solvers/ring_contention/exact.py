@@ -5,7 +5,7 @@ the heuristic horizon and the stage-1 feasibility MILP at the lower bound.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule, OptschedError
@@ -19,10 +19,8 @@ from optsched.solvers.ring_contention.algorithm import (
     servers_of,
     sjf_bco,
 )
+from optsched.solvers.guard import Refusal, guard
 from optsched.solvers.ring_contention.baselines import FIRST_FIT, LIST_SCHEDULING, baseline
-
-if TYPE_CHECKING:
-    from optsched.solvers.highs import Refusal
 
 
 #: exact skips the pulse MILP when its estimated size (pulse binaries x[j,c,t,e], :func:`exact_size`)
@@ -152,26 +150,18 @@ def exact_size(inst: Instance, horizon: int) -> int:
     return total
 
 
-def _too_big(size: int, deadline: Deadline) -> Refusal | None:
-    """Why the MILP of ``size`` pulse variables is not built (None: build it). The size cap holds
-    whatever the deadline: above :data:`EXACT_MAX_VARS` variables or
-    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros (:data:`EXACT_TERMS_PER_VAR` per
-    variable) M1 is never built, with or without a time limit; then the time-left check."""
-    from optsched.solvers.highs import Refusal, refuse
-
-    if size > EXACT_MAX_VARS:
-        return Refusal(f"size cap: the MILP of ~{size} variables exceeds EXACT_MAX_VARS = "
-                       f"{EXACT_MAX_VARS}", _late(size, deadline))
-    return refuse(size * EXACT_TERMS_PER_VAR, "M1", _late(size, deadline))
-
-
-def _late(size: int, deadline: Deadline) -> str | None:
-    """The time-left check of :func:`_too_big` (None: M1 can be built in the time left)."""
-    left = deadline.remaining()
-    if left is None or size <= EXACT_VARS_PER_S * left:
-        return None
-    return (f"M1 of ~{size} variables needs ~{size / EXACT_VARS_PER_S:.3g} s to build and hand "
-            f"to HiGHS, {left:.3g} s left")
+def _guard(size: int, deadline: Deadline) -> Refusal | None:
+    """Why M1 of ``size`` pulse variables is not built (None: build it): the shared
+    :func:`~optsched.solvers.guard.guard` of its non-zeros (:data:`EXACT_TERMS_PER_VAR` per
+    variable) and its build time (:data:`EXACT_VARS_PER_S` variables a second); above
+    :data:`EXACT_MAX_VARS` variables, the family's second cap, it is never built either, whatever
+    the deadline (the Refusal then names that cap)."""
+    refusal = guard(size * EXACT_TERMS_PER_VAR, f"M1 of ~{size} variables", deadline,
+                    size / EXACT_VARS_PER_S)
+    if size <= EXACT_MAX_VARS:
+        return refusal
+    return Refusal(f"size cap: the MILP of ~{size} variables exceeds EXACT_MAX_VARS = "
+                   f"{EXACT_MAX_VARS}", None if refusal is None else refusal.late)
 
 
 def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -187,25 +177,21 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     Everything is charged to ``deadline``: the heuristics behind H (:func:`upper_bound_schedule`,
     at most half of the time), building the MILP and its solve. The MILP is not built when its
     size (:func:`exact_size`, counted before any placement is enumerated) exceeds the size cap
-    (:func:`_too_big`, whatever the deadline) or cannot be built in the time left
+    (:func:`_guard`, whatever the deadline) or cannot be built in the time left
     (``info["skipped"]``): the heuristic's schedule is returned, with status ``time_limit`` when
     the time left ruled M1 out and ``feasible`` when only the cap did; it is also returned when
     HiGHS finds nothing better.
     """
     from optsched.models import ring_contention as rm
 
-    if (why := proven_infeasible(inst)) is not None:  # no model can end by T: say so at once
-        return Outcome(None, SolveStatus.INFEASIBLE, None, {"infeasible": why})
-    ub, incumbent = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
-    lb = max(max(rm.simple_lower_bound(inst).values()), 1)
+    ready = _prepare(inst, deadline)
+    if isinstance(ready, Outcome):  # no model can end by T: said at once
+        return ready
+    ub, incumbent, lb, refusal = ready
     info: dict[str, Any] = {"horizon": ub}
     if lb >= ub and incumbent is not None:  # the heuristic is provably optimal
-        return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
-                       {**info, "closed_by": "lower bound"}, model_objective=float(ub))
-    size = exact_size(inst, ub)
-    from optsched.solvers.highs import Refusal
-
-    skipped = Refusal(late="deadline expired") if deadline.expired() else _too_big(size, deadline)
+        return _closed(incumbent, ub, info)
+    skipped = Refusal(late="deadline expired") if deadline.expired() else refusal
     if skipped is not None:
         return Outcome(incumbent, skipped.status(incumbent is not None), float(lb),
                        {**info, "skipped": str(skipped),
@@ -216,8 +202,7 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     if at_bound is not None:
         return at_bound
     if lb >= ub and incumbent is not None:
-        return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub),
-                       {**info, "closed_by": "lower bound"}, model_objective=float(ub))
+        return _closed(incumbent, ub, info)
     model = rm.build_exact(inst, ub, lower_bound=lb)
     if incumbent is not None:
         rm.set_start(model, inst, incumbent)
@@ -229,21 +214,42 @@ def exact(inst: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
 
 def exact_model(inst: Instance, *, deadline: Deadline) -> Any:
-    """The pulse MILP M1 :func:`exact` solves in its stage 2, built but not solved: horizon H =
-    the heuristics' makespan (:func:`upper_bound_schedule`), with the area/length lower bound;
-    ``optsched solve --write-model``. Raises :class:`~optsched.errors.OptschedError` (one line)
-    when :func:`exact` would build no model (proven infeasible, or over the size guard)."""
+    """The pulse MILP M1 :func:`exact` solves in its stage 2, built but not solved: the same
+    preparation (:func:`_prepare`: horizon H = the heuristics' makespan, the area/length lower
+    bound); ``optsched solve --write-model``. Raises :class:`~optsched.errors.OptschedError` (one
+    line) when :func:`exact` would build no model (proven infeasible, or over the size guard)."""
     from optsched.models import ring_contention as rm
 
-    if (why := proven_infeasible(inst)) is not None:
-        raise OptschedError(f"model not built: infeasible: {why}")
-    ub, _ = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
-    if (refusal := _too_big(exact_size(inst, ub), deadline)) is not None:
+    ready = _prepare(inst, deadline)
+    if isinstance(ready, Outcome):
+        raise OptschedError(f"model not built: infeasible: {ready.info['infeasible']}")
+    ub, _, lb, refusal = ready
+    if refusal is not None:
         raise OptschedError(f"model not built: {refusal}")
-    lb = max(max(rm.simple_lower_bound(inst).values()), 1)
     model = rm.build_exact(inst, ub, lower_bound=lb)
     model.name = f"ring_contention exact: pulse MILP M1, horizon H = {ub}, makespan >= {lb}"
     return model
+
+
+def _prepare(inst: Instance,
+             deadline: Deadline) -> Outcome | tuple[int, Schedule | None, int, Refusal | None]:
+    """What :func:`exact` and :func:`exact_model` do before M1 is built: the infeasibility check
+    (the ``infeasible`` Outcome when a lower bound exceeds T), the heuristics' horizon H and
+    schedule (:func:`upper_bound_schedule`, at most half the time), the area/length lower bound
+    and M1's size guard at H (:func:`_guard`). Returns ``(H, schedule, bound, refusal)``."""
+    from optsched.models import ring_contention as rm
+
+    if (why := proven_infeasible(inst)) is not None:
+        return Outcome(None, SolveStatus.INFEASIBLE, None, {"infeasible": why})
+    ub, incumbent = upper_bound_schedule(inst, deadline.within(deadline.limit(0.5)))
+    lb = max(max(rm.simple_lower_bound(inst).values()), 1)
+    return ub, incumbent, lb, _guard(exact_size(inst, ub), deadline)
+
+
+def _closed(incumbent: Schedule, ub: int, info: dict[str, Any]) -> Outcome:
+    """The heuristic's schedule of makespan ``ub``, proven optimal by a lower bound of ``ub``."""
+    return Outcome(incumbent, SolveStatus.OPTIMAL, float(ub), {**info, "closed_by": "lower bound"},
+                   model_objective=float(ub))
 
 
 AT_BOUND_SHARE = 0.4  # share of exact's time for the feasibility MILP at H = the lower bound
@@ -259,7 +265,7 @@ def _at_bound(inst: Instance, lb: int, deadline: Deadline, seed: int,
     from optsched.models import ring_contention as rm
     from optsched.solvers.highs import report_outcome, solve_model
 
-    if deadline.expired() or _too_big(exact_size(inst, lb), deadline) is not None:
+    if deadline.expired() or _guard(exact_size(inst, lb), deadline) is not None:
         return None, lb
     model = rm.build_exact(inst, lb, lower_bound=lb)
     rep = solve_model(model, deadline=deadline, seed=seed)

@@ -180,7 +180,7 @@ def test_exact_refuses_a_model_too_large_to_scan():
     inst = generate("paper", 0, n_jobs=12, n_servers=20)
     assert em.pattern_bound(inst, 50) > ex.MAX_SCAN
     res = solve(inst, "exact", time_limit=20)
-    assert res.info["not_built"].startswith("size:") and res.info["certified"]
+    assert res.info["not_built"].startswith("size cap: over MAX_SCAN") and res.info["certified"]
     assert res.status.value in ("time_limit", "optimal", "feasible") and res.schedule is not None
 
 

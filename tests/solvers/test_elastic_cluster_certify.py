@@ -135,7 +135,7 @@ def test_not_built_reason_is_short():
     from optsched.solvers.elastic_cluster.exact import exact
 
     out = exact(inst, deadline=Deadline.after(60))
-    assert out.info["not_built"].startswith("size:") and out.schedule is not None
+    assert out.info["not_built"].startswith("size cap: over MAX_SCAN") and out.schedule is not None
 
 
 @pytest.mark.slow
