@@ -151,3 +151,89 @@ def test_a_claims_hypothesis_discards_candidates(hetero):
     res = run_worst(FAMILY, "hare", seed=0, target="violation", budget=60.0, time_limit=20.0,
                     max_evals=2, plots=False, shrink=False, hypothesis=lambda doc: False)
     assert res.counted == 0 and res.ratio is None
+
+
+# ---- issue 23, what was left: devices, zero entries, degenerate starts, the lemma proxy climb
+
+
+def test_profile_finds_the_device_lists():
+    """A server's capacity row may be copied (elastic_cluster, ring_contention); a job's row of
+    times per GPU may not (its length is fixed by the GPU list), nor a counted list."""
+    assert profile(registry.get_family("elastic_cluster"), "tiny", {}).devices == {"capacity"}
+    assert profile(registry.get_family("ring_contention"), "tiny", {}).devices == {"servers"}
+    assert profile(registry.get_family("hetero_gpu"), "tiny", {}).devices == set()
+
+
+def test_device_lists_grow_beyond_the_generator():
+    from optsched.experiments.worst.mutations import op_copy
+    from optsched.experiments.worst.profile import DEVICE_EXTRA
+
+    fam = registry.get_family("elastic_cluster")
+    ctx = _ctx("elastic_cluster", seed=4)
+    longest = ctx.profile.lists["capacity"][1]
+    assert ctx.profile.list_range("capacity", ctx.grows) == (1, longest + DEVICE_EXTRA)
+    assert ctx.profile.list_range("capacity.*", ctx.grows)[1] == ctx.profile.lists["capacity.*"][1]
+    grown = 0
+    for seed in range(30):
+        doc = op_copy(fam.generate("tiny", seed).to_dict(), ctx)
+        if doc is not None and len(doc["capacity"]) > longest:
+            fam.problem.Instance.from_dict(doc)             # raises if the copy broke it
+            grown += 1
+    assert grown >= 3
+
+
+def test_zero_entry_zeroes_one_positive_entry_of_a_row():
+    from optsched.experiments.worst.doc import leaf_paths
+    from optsched.experiments.worst.mutations import op_zero_entry
+
+    fam = registry.get_family("elastic_cluster")
+    ctx = _ctx("elastic_cluster", seed=2)
+    fields = set()
+    for seed in range(40):
+        doc = fam.generate("tiny", seed).to_dict()
+        before = {p: v for p, v in ((p, _at(doc, p)) for p in leaf_paths(doc))}
+        out = op_zero_entry(doc, ctx)
+        changed = [p for p in before if _at(out, p) != before[p]]
+        assert len(changed) == 1 and _at(out, changed[0]) == 0 and before[changed[0]] > 0
+        assert isinstance(changed[0][-1], int)                 # an entry of a row
+        fields.add(".".join(str(k) for k in changed[0] if not isinstance(k, int)))
+    assert "worker_types.demand" in fields and len(fields) >= 4
+
+
+def _at(doc, path):
+    for k in path:
+        doc = doc[k]
+    return doc
+
+
+def test_lemma_targets_start_degenerate_every_other_time():
+    run = Run("elastic_cluster", ["a_online"], "lemma:mincost1", size=None, budget=60,
+              time_limit=10, seed=0, preset="tiny", overrides={"architecture": "ps"},
+              workers=1, scheduler=None, out=None, strategy="search", max_evals=None,
+              stop_at=None, shrink_share=0.0, target="lemma:mincost1")
+    docs = [run.random_doc() for _ in range(40)]
+    zeros = [sum(x == 0 for row in _rows(d) for x in row) for d in docs]
+    plain = [sum(x == 0 for row in _rows(run.fam.generate("tiny", 2 * s).to_dict())
+                 for x in row) for s in range(20)]
+    assert sum(zeros[1::2]) > sum(zeros[0::2]) and max(zeros) > max(plain)
+
+
+def _rows(doc):
+    return [w["demand"] for w in doc["worker_types"]] + doc["capacity"] + \
+        [j["compute"] for j in doc["jobs"]]
+
+
+def test_lemma_rows_carry_the_baseline_proxy_only_when_asked():
+    fam = registry.get_family("ring_contention")
+    doc = fam.generate("tiny", 0).to_dict()
+    doc.pop("name")
+    task = {"family": "ring_contention", "instance": doc, "key": doc_key(doc),
+            "methods": ["sjf_bco"], "against": "lemma:lemma3", "time_limit": 20.0,
+            "target": "lemma:lemma3"}
+    plain = evaluate_here(task)[0]
+    asked = evaluate_here({**task, "proxy_methods": ["first_fit", "list_scheduling"]})[0]
+    assert plain["status"] == asked["status"] == "ok" and "proxy" not in plain
+    inst = fam.problem.Instance.from_dict(doc)
+    best = min(registry.solve(inst, m).objective for m in ("sjf_bco", "first_fit",
+                                                            "list_scheduling"))
+    assert asked["proxy"] == pytest.approx(asked["objective"] / best) and asked["proxy"] >= 1

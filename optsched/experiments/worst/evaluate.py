@@ -344,8 +344,30 @@ def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
         else:
             row.update(status="ok", violation=value, exceeds=exceeds(value))
             row["_schedules"] = {name: res.schedule.to_dict()}
+            if task.get("proxy_methods"):
+                row["proxy"] = _proxy(inst, res.objective, task)
         rows.append(row)
     return rows
+
+
+def _proxy(inst, objective: float, task: dict) -> float | None:
+    """objective(M) / the best objective of M and ``task["proxy_methods"]`` (the family's
+    baselines, each verified by solve()): the plain-ratio climb of a lemma target's plateau
+    restarts (:func:`~.search.evolve`), a lower bound on ALG/OPT that needs no exact solve."""
+    objs = [objective] if math.isfinite(objective) else []
+    for name in task["proxy_methods"]:
+        try:
+            res = registry.solve(inst, name, time_limit=min(task["time_limit"], PROXY_LIMIT),
+                                 seed=0)
+        except Exception:  # noqa: BLE001 - a failing baseline only weakens the proxy
+            continue
+        if math.isfinite(res.objective):
+            objs.append(res.objective)
+    return ratio_of(objective, min(objs)) if objs and math.isfinite(objective) else None
+
+
+#: Time limit (s) of one baseline in a lemma target's proxy (:func:`_proxy`).
+PROXY_LIMIT = 1.0
 
 
 def screen(task: dict) -> float | None:

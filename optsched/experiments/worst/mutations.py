@@ -378,10 +378,33 @@ def op_outlier(doc, ctx: Ctx):
     return doc
 
 
+def op_zero_entry(doc, ctx: Ctx):
+    """One positive entry of a numeric row set to 0 (a resource an element does not demand, a
+    device where a task costs nothing): degenerate vectors are the classic worst cases of
+    multi-resource packing, and a uniform or log-scale move never reaches 0 exactly
+    (``op_extreme`` does for one field at a time, among all of them). The field (a row
+    pattern: worker demands, capacities, a job's times) is drawn first, then a row of it, so a
+    field with few rows (two worker types) is as likely as one with many (jobs). Sequences are
+    left to their own moves."""
+    by_field: dict[str, list] = {}
+    for p in list_paths(doc):
+        items = get_at(doc, p)
+        if len(items) >= 2 and all(is_num(x) for x in items) and any(x > 0 for x in items) \
+                and pattern_of(p) not in ctx.profile.sequences:
+            by_field.setdefault(pattern_of(p), []).append(p)
+    field = _pick(ctx.rng, sorted(by_field))
+    if field is None:
+        return None
+    items = get_at(doc, _pick(ctx.rng, by_field[field]))
+    i = _pick(ctx.rng, [k for k, x in enumerate(items) if x > 0])
+    items[i] = 0 if isinstance(items[i], int) else 0.0
+    return doc
+
+
 #: Operators that change how many elements a list holds or how its numbers spread by orders of
 #: magnitude (the priors above); part of the generic set.
 PRIOR_OPS = (op_log_scale, op_copy_many, op_remove_many, op_flatten_list, op_grow_sequence,
-             op_shrink_sequence, op_step, op_outlier)
+             op_shrink_sequence, op_step, op_outlier, op_zero_entry)
 
 GENERIC_OPS = (op_perturb, op_scale, op_extreme, op_equalise, op_flatten, op_redraw, op_copy,
                op_remove, op_replace, op_swap) + PRIOR_OPS

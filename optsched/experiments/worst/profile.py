@@ -15,6 +15,10 @@ PROFILE_SEEDS = 16
 #: that rises with such a count (PDA's 2 - 2/(l+1), l stages) is violated, if at all, by
 #: instances with many more of them than a tiny generator draws.
 SEQUENCE_EXTRA = 10
+#: Elements a *device* list (a list the size does not count whose element can be copied without
+#: breaking the instance: servers, GPUs) may gain over the generator's longest. A claim can need
+#: more devices than a tiny generator draws (issue 23 item 2b: add/remove devices).
+DEVICE_EXTRA = 2
 
 
 # --------------------------------------------------------------------------- profile
@@ -31,6 +35,10 @@ class Profile:
     #: List patterns whose elements were integers in strictly increasing order in every
     #: generated instance, at least one of them with two or more elements (cumulative counts).
     sequences: set[str] = field(default_factory=set)
+    #: List patterns the size does not count whose last element, copied, leaves a generated
+    #: instance valid (servers, GPUs; not a job's row of times per device, whose length the
+    #: device list fixes).
+    devices: set[str] = field(default_factory=set)
 
     def num_cap(self, pattern: str) -> tuple[float, float, bool]:
         """(low, high, integer) of the values a mutation may set; validation has the last word.
@@ -46,12 +54,14 @@ class Profile:
         size measure counts; for the others at most the generator's longest, and down to one
         element (one GPU: with the counted size bounded, fewer resources mean more contention,
         and hetero_gpu's tiny preset never draws fewer than two GPUs; lists of a fixed shape,
-        such as a job's row of times per GPU, are kept consistent by validation)."""
+        such as a job's row of times per GPU, are kept consistent by validation); device lists
+        (:attr:`devices`) up to :data:`DEVICE_EXTRA` more than the generator's longest."""
         if pattern in grows:
             lo, hi = self.lists.get(pattern, (1, 1))
             extra = SEQUENCE_EXTRA if pattern in self.sequences else 2
             return 1, max(2 * hi, hi + extra)
-        return 1, self.lists.get(pattern, (1, 1 << 30))[1]
+        hi = self.lists.get(pattern, (1, 1 << 30))[1]
+        return 1, hi + DEVICE_EXTRA if pattern in self.devices else hi
 
 
 def profile(family, preset: str, overrides: dict) -> Profile:
@@ -74,7 +84,31 @@ def profile(family, preset: str, overrides: dict) -> Profile:
             increasing[pat] = increasing.get(pat, True) and _increasing_ints(items)
             longest[pat] = max(longest.get(pat, 0), n)
     prof.sequences = {pat for pat, ok in increasing.items() if ok and longest[pat] >= 2}
+    prof.devices = _devices(family, family.generate(preset, 0, **overrides).to_dict())
     return prof
+
+
+def _devices(family, doc: dict) -> set[str]:
+    """Patterns of the lists of ``doc`` the size does not count whose last element, copied
+    once, keeps the instance valid (a server's capacity row; not a row of one job's times)."""
+    import copy
+
+    from optsched.errors import InvalidInstance
+
+    grows = family.worst.grows if family.worst is not None else ()
+    out: set[str] = set()
+    for path in list_paths(doc):
+        pat, items = pattern_of(path), get_at(doc, path)
+        if pat in grows or pat in out or not items:
+            continue
+        trial = copy.deepcopy(doc)
+        get_at(trial, path).append(copy.deepcopy(items[-1]))
+        try:
+            family.problem.Instance.from_dict(trial)
+        except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
+            continue
+        out.add(pat)
+    return out
 
 
 def _increasing_ints(items: list) -> bool:

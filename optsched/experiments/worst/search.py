@@ -45,8 +45,13 @@ def evolve(run: Run, ex) -> None:
             # instances (the claim met with equality) are the maxima of any violation score,
             # while the way to a violation can run through instances far below them on it
             # and rising on the ratio (PDA with more and more stages behind a long one)
-            metric = "ratio" if run.target == "violation" and not kicked and fresh % 2 == 0 \
-                else None
+            # a lemma target has no reference: its climb is on ALG / the best baseline (the
+            # lemma's score is flat at 1 where the statement is tight -- Lemma 4's rounded
+            # theta, A_mincost1 equal to the exact cost -- and gives no direction there)
+            metric = None
+            if not kicked and fresh % 2 == 0:
+                metric = {"violation": "ratio"}.get(run.target,
+                                                    "proxy" if run.target != "ratio" else None)
         if parent is None and kicked:
             # iterated local search: every other restart kicks the best instance with a few
             # operators instead of starting afresh -- until KICKS_TRIED kicks in a row found

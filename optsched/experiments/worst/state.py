@@ -31,6 +31,7 @@ from optsched.experiments.worst.mutations import (
     op_flatten,
     op_flatten_list,
     op_remove,
+    op_zero_entry,
 )
 from optsched.experiments.worst.profile import profile
 from optsched.experiments.worst.sizes import size_of
@@ -67,6 +68,8 @@ DESCENT_TRIES = 40
 #: Value moves of the guarantee descent (with ``op_remove`` on lists the size does not count and
 #: the family's own operators).
 DESCENT_OPS = (op_flatten_list, op_equalise, op_flatten)
+#: Most zero entries a degenerate start of a lemma target gets (:meth:`Run.degenerate`).
+DEGENERATE_MAX = 3
 
 
 # --------------------------------------------------------------------------- the run
@@ -256,6 +259,8 @@ class Run:
                 self.fresh += 1
                 if self.target == "violation" and self.fresh % 2 == 0:
                     canon = self.descend(canon)
+                elif self.target.startswith("lemma:") and self.fresh % 2 == 0:
+                    canon = self.degenerate(canon)
                 return canon
         return None
 
@@ -318,6 +323,22 @@ class Run:
                 # level moves: a homogeneous row (a step towards the one that lowers the bound
                 # when several rows share the max) and a resource the size does not count
                 # removed (with the counted size fixed, fewer GPUs mean more contention)
+                doc = canon
+        return doc
+
+    def degenerate(self, doc: dict) -> dict:
+        """A start with 1 to :data:`DEGENERATE_MAX` zero entries in its numeric rows
+        (:func:`~.mutations.op_zero_entry`: a resource a worker type does not demand), a prior
+        of the ``lemma:NAME`` targets, which have no guarantee to descend: a subroutine's
+        claim (A_mincost1's optimality) tends to fail on degenerate vectors, where a greedy
+        rule's tie-breaks and fill order decide, and the lemma's score is flat (exactly 1)
+        everywhere else, so the search has no gradient towards them. Each zero is kept only
+        when the instance stays valid."""
+        k = int(self.ctx.rng.integers(1, DEGENERATE_MAX + 1))
+        for _ in range(k):
+            child = op_zero_entry(copy_doc(doc), self.ctx)
+            canon = None if child is None else self.valid(child)
+            if canon is not None:
                 doc = canon
         return doc
 
@@ -469,7 +490,8 @@ class Run:
                                             "guard": self.guard, "target": self.target,
                                             "fast_exact": self.fast_exact, "bound": self.pruning(),
                                             "prune_below": prune_below,
-                                            "prune_on": prune_on or self.target})
+                                            "prune_on": prune_on or self.target,
+                                            "proxy_methods": self.proxy_methods(prune_on)})
                        for _, key, doc in todo]
             wait(futures)
             for (i, key, doc), fut in zip(todo, futures):
@@ -503,6 +525,12 @@ class Run:
                     self._note_best(m, row)
         return out
 
+    def proxy_methods(self, metric: str | None) -> list[str]:
+        """The baselines of a lemma target's proxy climb (``metric="proxy"``), else none."""
+        if metric != "proxy":
+            return []
+        return [m for m in self.screen_methods if m != self.methods[0]]
+
     def score(self, row: dict | None) -> float | None:
         """What the run maximises on a row: its ratio (target ``ratio``), the excess over the
         guarantee (``violation``: > 1 exactly when the violation factor is, see
@@ -527,10 +555,11 @@ class Run:
 
     def fitness(self, rows: dict[str, dict], method: str,
                 metric: str | None = None) -> float | None:
-        """The run's score of ``method``'s row, or its plain ratio with ``metric="ratio"``."""
+        """The run's score of ``method``'s row, or its plain ratio with ``metric="ratio"``, or
+        ALG / the best baseline with ``metric="proxy"`` (a lemma target's plateau climb)."""
         row = rows.get(method)
-        if metric == "ratio":
-            return None if row is None else row.get("ratio")
+        if metric in ("ratio", "proxy"):
+            return None if row is None else row.get(metric)
         return self.score(row)
 
 
