@@ -12,7 +12,7 @@ fluid_bound  interval-indexed fluid LP over GPU classes on ever finer grids, wit
 colgen_bound Lagrangian / Dantzig-Wolfe bound: the GPU-class capacity priced, one exact DP per job
              over rounds x time slots (non-preemptive tasks, barrier chain), column generation
              on ever finer slot grids, warm-started from the fluid LP (any-time; certify's lower
-             side since issue 19's third pass, ``lagrange.py``).
+             side since issue 19's third pass, ``colgen.py``).
 rl_bound     Hare_Sched_RL as the paper states it (9), solved as an exact MILP: its dual bound.
 hare         Algorithm 1 on x̂ of Hare_Sched_RL (paper form) — the aggregate LP above
              ``HareParams.rl_max_tasks`` tasks; claimed guarantee α(2+α) (Theorem 4).
@@ -51,7 +51,7 @@ from optsched.solvers.hetero_gpu.baselines import (
 )
 from optsched.solvers.hetero_gpu.bounds import fluid_bound, lower_bound, rl_bound
 from optsched.solvers.hetero_gpu.cp import exact_cp
-from optsched.solvers.hetero_gpu.lagrange import colgen_bound
+from optsched.solvers.hetero_gpu.colgen import colgen_bound
 from optsched.solvers.hetero_gpu import exact
 from optsched.workloads import hetero_gpu as _workloads
 

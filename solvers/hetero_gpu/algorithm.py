@@ -24,11 +24,10 @@ from optsched.deadline import Deadline
 from optsched.method import Params, param
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.guard import guard
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
-
-    from optsched.solvers.highs import Refusal
 
 
 #: Above this many tasks ``hare`` takes x̂ from the aggregate LP instead of the RL MILP
@@ -173,27 +172,10 @@ def reserve(deadline: Deadline, seconds: float) -> Deadline:
 
 
 def build_seconds(size: dict[str, int]) -> float:
-    """Estimated seconds to build a model of ``size`` (``terms``) and hand it to HiGHS."""
+    """Estimated seconds to build a model of ``size`` (``terms``) and hand it to HiGHS: what
+    hetero_gpu gives :func:`~optsched.solvers.guard.guard`, the one size guard (the size cap,
+    whatever the deadline, and this estimate against the time left)."""
     return BUILD_OVERHEAD_S + size["terms"] / BUILD_TERMS_PER_S
-
-
-def too_big(size: dict[str, int], deadline: Deadline) -> Refusal | None:
-    """Why a model of ``size`` is not built, or None when it is: the size cap, whatever the
-    deadline (:func:`optsched.solvers.highs.too_large`: above
-    :data:`~optsched.solvers.highs.MAX_MODEL_TERMS` non-zeros no model is built, with or without a
-    time limit), and the time left (:func:`late`), as a :class:`~optsched.solvers.highs.Refusal`."""
-    from optsched.solvers.highs import refuse
-
-    return refuse(size["terms"], "the model", late(size, deadline))
-
-
-def late(size: dict[str, int], deadline: Deadline) -> str | None:
-    """Why a model of ``size`` cannot be built and handed to HiGHS in the time left (None: it can,
-    or there is no limit)."""
-    left, need = deadline.remaining(), build_seconds(size)
-    if left is None or need <= left:
-        return None
-    return f"{size['terms']} non-zeros, ~{need:.1f} s to build and hand to HiGHS > {left:.1f} s left"
 
 
 def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
@@ -204,7 +186,8 @@ def list_schedule(inst: Instance, xhat: dict, params: HareParams = HareParams(),
 
 
 def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
-              phi0: Sequence[float] | None = None, backfill: bool = False
+              phi0: Sequence[float] | None = None, backfill: bool = False,
+              prices: GpuPrices | None = None
               ) -> tuple[list[tuple[int, int, int, int, float]], float]:
     """Algorithm 1, lines 1–18, given x̂ (digest §4.1): the runs ``(n, r, k, gpu, start)`` and
     their cost ``sum_n w_n C_n`` as the placement computed it (``verify`` recomputes it from the
@@ -222,6 +205,10 @@ def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
         Not in the paper (issue 19's improvement): a task may also start in an idle gap left
         earlier on a GPU (:class:`Gaps`) when it fits there and finishes earliest there
         (earliest finish over gaps and φ_m); False is line 12-13 as the rule says.
+    prices
+        Not in the paper (issue 19's improvement): line 12 takes the GPU (or, with ``backfill``,
+        the gap) minimising w_n x finish + the price of the GPU-time the task holds
+        (:class:`GpuPrices`, e.g. a bound's capacity duals), instead of ``params``' rule.
 
     Sort key (H, a, n, r, k); a precedence-guarded ready queue replaces the literal loop so that a
     round is never placed before its predecessor (identical to the literal loop whenever π is
@@ -245,10 +232,14 @@ def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
     while ready:
         _, _, n, r, k = heapq.heappop(ready)  # line 5, in π order
         t = barrier[n]
-        g = _choose_gpu(phi, tc[n], t, params.gpu_choice, params.tie)  # line 12
+        score = None if prices is None else prices.scorer(inst.jobs[n].weight, tc[n])
+        if score is None:
+            g = _choose_gpu(phi, tc[n], t, params.gpu_choice, params.tie)  # line 12
+        else:
+            g = int(np.argmin(score(np.arange(len(phi)), np.maximum(phi, t))))
         start = max(t, phi[g])  # line 13
         if gaps is not None:
-            start, g = gaps.place(phi, tc[n], t, start, g)
+            start, g = gaps.place(phi, tc[n], t, start, g, score)
         else:
             phi[g] = start + tc[n, g]  # line 16: sync does not block the GPU
         round_end[n] = max(round_end[n], start + tc[n, g] + ts[n, g])
@@ -264,6 +255,52 @@ def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
     return runs, cost
 
 
+@dataclass(frozen=True)
+class GpuPrices:
+    """A price per GPU-slot of each GPU over time (slots of length ``delta``, none past the
+    last): the GPU-time price :func:`list_runs` may weigh at line 12, e.g. the capacity prices
+    of :func:`~optsched.solvers.hetero_gpu.colgen.colgen_bound` (one row per GPU class)."""
+
+    delta: float
+    cum: np.ndarray       # [rows, slots + 1] prefix sums of the price per GPU-slot
+    row: np.ndarray       # [n_gpus] the row of each GPU
+
+    def held(self, gpus: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """The price of holding GPU ``gpus[i]`` during [start[i], end[i])."""
+        return self._at(gpus, end) - self._at(gpus, start)
+
+    def _at(self, gpus: np.ndarray, x: np.ndarray) -> np.ndarray:
+        slots = self.cum.shape[1] - 1
+        pos = np.minimum(np.asarray(x) / self.delta, slots)   # times are >= 0
+        i = np.minimum(pos.astype(np.int64), slots - 1)
+        at = self.row[gpus] * (slots + 1) + i
+        flat = self.cum.reshape(-1)
+        return flat[at] + (pos - i) * (flat[at + 1] - flat[at])
+
+    def scaled(self, factor: float) -> GpuPrices:
+        """These prices times ``factor``."""
+        return GpuPrices(self.delta, factor * self.cum, self.row)
+
+    def scorer(self, weight: float, tc_row: np.ndarray) -> Score:
+        """The :class:`Score` of a task with compute times ``tc_row`` of a job of ``weight``."""
+        return Score(self, weight, tc_row)
+
+
+@dataclass(frozen=True)
+class Score:
+    """``score(gpus, starts)``: weight x finish + the price of the GPU-time a task holds, on GPU
+    ``gpus[i]`` from ``starts[i]`` (:class:`GpuPrices`; prices >= 0, so the score is at least
+    weight x finish)."""
+
+    prices: GpuPrices
+    weight: float
+    tc_row: np.ndarray
+
+    def __call__(self, gpus: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        end = starts + self.tc_row[gpus]
+        return self.weight * end + self.prices.held(gpus, starts, end)
+
+
 class Gaps:
     """Idle gaps [lo, hi) left on the GPUs by :func:`list_schedule` with ``backfill``, as numpy
     arrays (one vectorised scan per task). Gaps shorter than the instance's shortest compute time
@@ -277,15 +314,21 @@ class Gaps:
         self.size = 0
 
     def place(self, phi: np.ndarray, tc_row: np.ndarray, ready: float, start: float,
-              g: int) -> tuple[float, int]:
-        """Where the task goes: the earliest finish over the gaps it fits in and the line-12
-        choice ``(start, g)``; updates φ and the gaps."""
+              g: int, score: Score | None = None) -> tuple[float, int]:
+        """Where the task goes: the earliest finish (least ``score(gpus, starts)`` when given)
+        over the gaps it fits in and the line-12 choice ``(start, g)``; updates φ and the gaps."""
         lo, hi, gpu = self.lo[:self.size], self.hi[:self.size], self.gpu[:self.size]
         x = np.maximum(lo, ready)
         end = x + tc_row[gpu]
         end[end > hi] = np.inf
+        here = start + tc_row[g]
+        if score is not None and self.size:
+            here = float(score(np.array([g]), np.array([start]))[0])
+            fit = np.flatnonzero(score.weight * end < here)   # the others cannot score less
+            end[:] = np.inf
+            end[fit] = score(gpu[fit], x[fit])
         i = int(np.argmin(end)) if self.size else -1
-        if i < 0 or not end[i] < start + tc_row[g]:
+        if i < 0 or not end[i] < here:
             self._add(g, float(phi[g]), start)
             phi[g] = start + tc_row[g]
             return start, g
@@ -332,16 +375,17 @@ def rl_starts(inst: Instance, mode: str = "paper_full", *, deadline: Deadline, s
     GPU, sort the tasks the RL put there by x̂ + T^c and check every prefix (Queyranne's
     separation; digest §3.5), until none is violated. Every solve takes what is left of
     ``deadline``; the loop stops when it has expired (``info["stopped"]``), keeping the last
-    solution. An RL too big to build in the time left (:func:`too_big`) is not built. x̂ is empty
+    solution. An RL too big to build in the time left (:func:`~optsched.solvers.guard.guard`) is not built. x̂ is empty
     when no solve found a solution.
     """
     from optsched.models import hetero_gpu as hm
     from optsched.solvers.highs import solve_model
 
     info: dict[str, Any] = {"relaxation": mode, "rl_solves": 0}
-    guard = too_big(hm.rl_size(inst, mode), deadline)
-    if guard:
-        info["stopped"] = f"size guard: {guard}"
+    size = hm.rl_size(inst, mode)
+    refusal = guard(size["terms"], "Hare_Sched_RL", deadline, build_seconds(size))
+    if refusal:
+        info["stopped"] = f"size guard: {refusal}"
         return {}, info
     m = hm.build_rl(inst, mode)
     rep = None
@@ -413,7 +457,7 @@ def aggregate_lp(inst: Instance, *, deadline: Deadline, seed: int = 0, max_round
     tasks enter a prefix together, since the violation is concave in how many of them are taken).
     x̂_i of a task is its round's X̂. Every solve takes what is left of ``deadline``, and the loop
     stops once it has expired, or when the grown LP cannot be handed to HiGHS in the time left
-    (:func:`too_big`: the hand-off is not covered by HiGHS's time limit), keeping the last LP
+    (:func:`~optsched.solvers.guard.guard`: the hand-off is not covered by HiGHS's time limit), keeping the last LP
     solved to optimality; ``max_rounds`` caps it.
     """
     from optsched.models import hetero_gpu as hm
@@ -427,10 +471,12 @@ def aggregate_lp(inst: Instance, *, deadline: Deadline, seed: int = 0, max_round
     m = None
     cuts: list[list[tuple[int, int]]] = []
     for _ in range(max_rounds):
-        guard = None if deadline.expired() else too_big(hm.aggregate_lp_size(inst, cuts), deadline)
-        if deadline.expired() or guard is not None:
-            timed_out = guard is None or guard.late is not None
-            why = "expired" if guard is None else f"size guard: {guard}"
+        size = hm.aggregate_lp_size(inst, cuts)
+        refusal = None if deadline.expired() else guard(size["terms"], "the aggregate LP",
+                                                        deadline, build_seconds(size))
+        if deadline.expired() or refusal is not None:
+            timed_out = refusal is None or refusal.late is not None
+            why = "expired" if refusal is None else f"size guard: {refusal}"
             info["stopped"] = (f"{'deadline' if timed_out else 'size cap'}: after "
                                f"{info['lp_solves']} LP solves, {info['cuts']} cuts ({why})")
             break

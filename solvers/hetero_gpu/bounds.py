@@ -12,7 +12,8 @@ import numpy as np
 from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.hetero_gpu.algorithm import aggregate_lp, too_big
+from optsched.solvers.guard import guard
+from optsched.solvers.hetero_gpu.algorithm import aggregate_lp, build_seconds
 
 
 def lower_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
@@ -35,7 +36,7 @@ def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcom
 
     ``optimal`` when HiGHS proved RL*; otherwise the dual bound so far, or the completion bound
     ``sum_n w_n LBC_n`` when there is none or the RL is over the size cap (whatever the deadline)
-    or too big to build in the time left (:func:`~optsched.solvers.hetero_gpu.algorithm.too_big`;
+    or too big to build in the time left (:func:`~optsched.solvers.guard.guard`;
     ``time_limit``, the bound contract's status for a stop by a cap, ``info["stopped"]``): valid
     either way, since RL* <= OPT.
     """
@@ -44,10 +45,11 @@ def rl_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcom
 
     inst = instance
     trivial = float(sum(j.weight * c for j, c in zip(inst.jobs, hm.completion_lower_bounds(inst))))
-    guard = too_big(hm.rl_size(inst, "paper_full"), deadline)
-    if guard:
+    size = hm.rl_size(inst, "paper_full")
+    refusal = guard(size["terms"], "Hare_Sched_RL", deadline, build_seconds(size))
+    if refusal:
         return Outcome(None, SolveStatus.TIME_LIMIT, trivial,
-                       {"stopped": f"Hare_Sched_RL not built: size guard: {guard}",
+                       {"stopped": f"Hare_Sched_RL not built: size guard: {refusal}",
                         "bound": "completion_lower_bounds"})
     m = hm.build_rl(inst, "paper_full")
     rep = solve_model(m, deadline=deadline, seed=seed)
@@ -145,7 +147,7 @@ def fluid_lp_prices(inst: Instance, points: np.ndarray, *, deadline: Deadline, s
                     ) -> tuple[float, np.ndarray] | None:
     """Optimum of the interval-indexed fluid relaxation on breakpoints ``points`` and the prices
     of its capacity rows, ``prices[g, t]`` >= 0 per GPU-second of class g in interval t (minus
-    the row duals; :mod:`~optsched.solvers.hetero_gpu.lagrange` starts from them). None: not
+    the row duals; :mod:`~optsched.solvers.hetero_gpu.colgen` starts from them). None: not
     solved in time.
 
     Intervals I_t = [s_t, s_{t+1}) and a last, unbounded one [s_T, inf). Column v[n,g,t] >= 0 is

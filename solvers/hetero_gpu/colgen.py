@@ -1,4 +1,4 @@
-"""hetero_gpu: ``lagrange_bound``, Lagrangian relaxation of the GPU-class capacity over per-job
+"""hetero_gpu: ``colgen_bound``, Lagrangian relaxation of the GPU-class capacity over per-job
 non-preemptive schedules on a time grid (issue 19, the lower side at paper scale).
 
 Relaxation (Dantzig-Wolfe / Lagrangian, Geoffrion 1974; the time-indexed form of Sousa & Wolsey
@@ -28,9 +28,15 @@ Time grid (why the relaxation stays valid). Slots k = [k delta, (k+1) delta). Ma
 schedule of Hare_Sched to slots by rounding every start down: x' = floor(x / delta). Then
 
 - arrival (4): x >= a_n gives x' >= floor(a_n / delta) =: A_n;
-- non-overlap (8): x_1 + T^c_1 <= x_2 on one GPU gives x'_1 + floor(T^c_1 / delta) <= x'_2
-  (floor(u) + floor(v) <= floor(u + v)), so on each GPU the slot intervals [x', x' + p) with
-  p = floor(T^c / delta) are disjoint, and a class holds at most |g| of them in any slot;
+- non-overlap (8), as energy: a task started at x = (x' + f) delta, f in [0, 1), holds its GPU
+  during [x, x + T^c), so slot j carries |[x' + f, x' + f + T^c / delta) & [j, j + 1)| of a
+  GPU-slot from it, and the tasks on the |g| GPUs of a class carry at most |g| GPU-slots per
+  slot (the capacity rows). The pi-cost of a task is priced at the least f
+  (:func:`start_costs`: piecewise linear in f, so f = 0, 1 - rho or the limit 1, with
+  T^c / delta = p + rho), which is <= its cost at its own f. (Until issue 19's fourth pass a
+  task held p = floor(T^c / delta) whole slots, a relaxation of the same rows that dropped up
+  to a slot of every task's energy: 1.8-3.9 % of the work per class at paper seed 0 on 4,000
+  slots.)
 - barrier (7): x_j >= x_i + T^c_i + T^s_i gives x'_j >= x'_i + q_i with
   q = floor((T^c + min_{m in g} T^s_m) / delta);
 - completion (6): C_n >= x_last + T^c + T^s >= x'_last delta + T^c_g + min_{m in g} T^s_m, and
@@ -47,13 +53,14 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
 import numpy as np
 
 from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance
 from optsched.result import Outcome, SolveStatus
+from optsched.solvers.hetero_gpu.algorithm import GpuPrices
 
 #: Relative margin taken off floating sums before a value is reported as a bound.
 MARGIN = 1e-7
@@ -73,7 +80,8 @@ class SlotJobs:
     rounds: np.ndarray      # |R_n|
     weight: np.ndarray      # w_n
     lbc: np.ndarray         # LBC_n
-    occupy: np.ndarray      # p[n, g] slots a task holds its GPU
+    occupy: np.ndarray      # p[n, g] whole slots of a task's T^c (floor(T^c / delta))
+    rest: np.ndarray        # rho[n, g] = T^c / delta - p, its last fraction of a slot, in [0, 1]
     step: np.ndarray        # q[n, g] slots from a round's start slot to the next round's
     finish: np.ndarray      # D[n, g] = T^c + min T^s (real time after the last start)
 
@@ -96,6 +104,7 @@ def slot_jobs(inst: Instance, delta: float, slots: int) -> SlotJobs:
         weight=np.array([j.weight for j in jobs], dtype=float),
         lbc=np.array(hm.completion_lower_bounds(inst), dtype=float),
         occupy=np.vectorize(_down)(tc / delta).astype(np.int64),
+        rest=np.clip(tc / delta - np.vectorize(_down)(tc / delta), 0.0, 1.0) * (1 - 1e-9),
         step=np.vectorize(_down)((tc + ts) / delta).astype(np.int64),
         finish=tc + ts)
 
@@ -109,12 +118,13 @@ def _down(u: float) -> int:
 @dataclass
 class Priced:
     """One evaluation of the per-job problems: their optimal values (with the pi-cost), the
-    pooled usage[g, k] (tasks holding a GPU of class g in slot k) of the optimal schedules, and
-    each job's optimal schedule as its rounds' (class, start slot) (exits past T have none)."""
+    pooled usage[g, k] (GPU-slots of class g used in slot k) of the optimal schedules, and each
+    job's optimal schedule as its rounds' (class, start slot, offset option) (:func:`spans`;
+    exits past T have none)."""
 
     values: np.ndarray
     usage: np.ndarray
-    paths: list[list[tuple[int, int]]]
+    paths: list[list[tuple[int, int, int]]]
 
     def bound(self, sj: SlotJobs, prices: np.ndarray) -> float:
         """L(pi) (module docstring)."""
@@ -130,36 +140,37 @@ def price_jobs(sj: SlotJobs, prices: np.ndarray, deadline: Deadline) -> Priced |
     n_jobs = len(sj.weight)
     values = np.empty(n_jobs)
     usage = np.zeros((prices.shape[0], sj.slots + 1))
-    paths: list[list[tuple[int, int]]] = []
+    paths: list[list[tuple[int, int, int]]] = []
     for first in range(0, n_jobs, BLOCK):
         if deadline.expired():
             return None
         rows = np.arange(first, min(n_jobs, first + BLOCK))
         values[rows] = _price_block(sj, cum, rows, paths)
     for job, path in enumerate(paths):
-        for g, k in path:
-            _use(sj, job, g, k, usage)
+        for g, k, o in path:
+            for a, b, part in spans(sj, job, g, k, o):
+                usage[g, a] += sj.tasks[job] * part
+                usage[g, b] -= sj.tasks[job] * part
     return Priced(values, np.cumsum(usage, axis=1)[:, :sj.slots], paths)
 
 
 def _price_block(sj: SlotJobs, cum: np.ndarray, rows: np.ndarray,
-                 paths: list[list[tuple[int, int]]]) -> np.ndarray:
+                 paths: list[list[tuple[int, int, int]]]) -> np.ndarray:
     """The DP of :func:`price_jobs` for the jobs ``rows`` at once; appends their optimal paths
     to ``paths`` and returns their values.
 
     State F_r[b]: least pi-cost of rounds 0..r-1 with round r released at slot b (the barrier,
     (7)); G_r = prefix minimum of F_r (round r may start any slot k >= b); a round started at slot
-    k on class g costs K_n (S_g[k + p] - S_g[k]) (its K_n tasks take the cheapest option, the same
-    one) and releases round r+1 at k + q[n, g]. The last round adds w_n max(k delta + D[n, g],
+    k on class g costs K_n times the cheapest offset option's pi-cost (:func:`start_costs`; its K_n
+    tasks take the cheapest, the same one) and releases round r+1 at k + q[n, g]. The last round adds w_n max(k delta + D[n, g],
     LBC_n); a barrier b >= T adds the exit w_n max((b + (rounds left - 1) q_min) delta + D_min,
     LBC_n) (no prices past T: the rest runs back to back at its fastest).
     """
     T, n_cls = sj.slots, cum.shape[0]
-    occ, stp = sj.occupy[rows], sj.step[rows]
+    stp = sj.step[rows]
     length = T + int(stp.max()) + 1
     ks = np.arange(T)
-    start_cost = [sj.tasks[rows, None] * (cum[g][np.minimum(ks[None, :] + occ[:, g, None], T)]
-                                          - cum[g][None, :T]) for g in range(n_cls)]
+    start_cost, option = start_costs(sj, cum, rows)
     n = len(rows)
     w, lbc, rounds = sj.weight[rows], sj.lbc[rows], sj.rounds[rows]
     qmin = stp.min(axis=1)
@@ -202,8 +213,46 @@ def _price_block(sj: SlotJobs, cum: np.ndarray, rows: np.ndarray,
             f = np.where(better, shifted, f)
             last_class[better] = g
     for i in range(n):
-        paths.append(_trace(sj, int(rows[i]), ending[i], came_from, i))
+        path = _trace(sj, int(rows[i]), ending[i], came_from, i)
+        paths.append([(g, k, int(option[g][i, k])) for g, k in path])
     return best
+
+
+def start_costs(sj: SlotJobs, cum: np.ndarray, rows: np.ndarray
+                ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per class g, the pi-cost ``[i, k]`` of the K_n tasks of job ``rows[i]`` started in slot k
+    on class g, and which offset option (:func:`spans`) attains it: the least over the task's
+    offsets f in [0, 1) inside the slot of sum_j pi[g, j] |[k + f, k + f + p + rho) & [j, j + 1)|,
+    piecewise linear in f with breaks at 1 - rho, so attained at f = 0, 1 - rho or 1 (the limit):
+    options 0, 1, 2 (module docstring, the energy rows). ``cum`` = prefix sums of the prices."""
+    T = sj.slots
+    occ, rest = sj.occupy[rows], sj.rest[rows]
+    pad = int(occ.max()) + 3
+    cum_x = np.concatenate([cum, np.repeat(cum[:, -1:], pad, axis=1)], axis=1)
+    price = np.concatenate([np.diff(cum, axis=1), np.zeros((cum.shape[0], pad + 1))], axis=1)
+    ks = np.arange(T)[None, :]
+    costs, options = [], []
+    for g in range(cum.shape[0]):
+        p, rho, c, pi = occ[:, g, None], rest[:, g, None], cum_x[g], price[g]
+        inner = c[ks + p + 1] - c[ks + 1]            # whole slots k+1 .. k+p
+        each = np.stack([c[ks + p] - c[ks] + rho * pi[ks + p],   # f = 0
+                         rho * pi[ks] + inner,                   # f = 1 - rho
+                         inner + rho * pi[ks + p + 1]])          # f -> 1
+        options.append(each.argmin(axis=0).astype(np.int8))
+        costs.append(sj.tasks[rows, None] * each.min(axis=0))
+    return costs, options
+
+
+def spans(sj: SlotJobs, job: int, g: int, k: int, option: int) -> list[tuple[int, int, float]]:
+    """The GPU-slots one task of ``job`` started in slot k on class g uses under offset
+    ``option`` (:func:`start_costs`: 0, the slot's start; 1, its T^c ends at a slot's end; 2, the
+    next slot's start), as ``(first, end, share)``: slots [first, end) at ``share`` of a slot
+    each, clipped at T (no capacity past it)."""
+    p, rho, T = int(sj.occupy[job, g]), float(sj.rest[job, g]), sj.slots
+    whole, part = ((k, k + p), k + p) if option == 0 else (
+        ((k + 1, k + p + 1), k) if option == 1 else ((k + 1, k + p + 1), k + p + 1))
+    out = [(min(whole[0], T), min(whole[1], T), 1.0), (min(part, T), min(part + 1, T), rho)]
+    return [(a, b, share) for a, b, share in out if b > a and share > 0.0]
 
 
 def _prefix_min(f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -234,14 +283,6 @@ def _trace(sj: SlotJobs, job: int, ending: tuple[int, int, int] | None,
         b = int(g_arg[i, k])
         g = int(cls[i, b])
         r, k = r - 1, b - int(sj.step[job, g])
-
-
-def _use(sj: SlotJobs, job: int, g: int, k: int, usage: np.ndarray) -> None:
-    """K_n tasks of job ``job`` hold GPUs of class g during slots [k, k + p) (clipped at T)."""
-    end = min(k + int(sj.occupy[job, g]), sj.slots)
-    if end > k:
-        usage[g, k] += sj.tasks[job]
-        usage[g, end] -= sj.tasks[job]
 
 
 #: Intervals of the fluid LP whose capacity duals start the multipliers (None: start at 0).
@@ -282,7 +323,9 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     stops. Status ``optimal`` when every grid's master met its best bound within
     :data:`CG_TOLERANCE` (the Dantzig-Wolfe bound of the finest grid), else ``time_limit``
     (``info["stopped"]``: the deadline, the iteration cap ``max_iterations`` per grid, or a grid
-    not started for lack of time).
+    not started for lack of time). Its ``guide`` (:attr:`~optsched.result.Outcome.guide`, for
+    :func:`~optsched.solvers.hetero_gpu.exact.improve`) is :meth:`Master.guide` of the finest grid
+    whose master converged (of the last solved one when none did; None when no master was solved).
     """
     from optsched.solvers.hetero_gpu.bounds import list_horizon
 
@@ -292,6 +335,7 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     best = lbc_total
     info: dict = {"bound": "completion_lower_bounds", "grids": []}
     prices: tuple[float, np.ndarray] | None = None   # (slot length, prices per GPU-slot)
+    guide: Guide | None = None
     per_round = 0.0
     for slots, intervals in grids:
         left = deadline.remaining()
@@ -322,26 +366,27 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
             best, info["bound"] = run.best, f"column generation, {sj.slots} slots"
         if run.prices is not None:
             prices = (sj.delta, run.prices)
-        if run.guide is not None and (run.stopped is None or inst not in _GUIDES):
-            _GUIDES[inst] = run.guide   # a grid cut short keeps the last converged master's
+        if run.guide is not None and (run.stopped is None or guide is None):
+            # a grid cut short keeps the last converged master's
+            guide = replace(run.guide, prices=gpu_prices(inst, sj, run.prices))
         if run.stopped:
             info["stopped"] = run.stopped
             break
     status = SolveStatus.TIME_LIMIT if "stopped" in info else SolveStatus.OPTIMAL
-    return Outcome(None, status, best, info)
+    return Outcome(None, status, best, info, guide=guide)
 
 
-#: The last master solution of :func:`colgen_bound` per instance (held weakly): the round starts
-#: of each job's heaviest column, for :func:`~optsched.solvers.hetero_gpu.exact.improve`.
-_GUIDES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+def gpu_prices(inst: Instance, sj: SlotJobs, prices: np.ndarray | None) -> GpuPrices | None:
+    """``prices[g, k]`` (per GPU-slot of class g) as the :class:`GpuPrices` of every GPU."""
+    from optsched.solvers.hetero_gpu.bounds import gpu_classes
 
-
-def guide(instance: Instance) -> np.ndarray | None:
-    """Start time of round r of job n, ``[n, r]``, in the schedule of job n that carries the most
-    weight lambda in the last master LP :func:`colgen_bound` solved on ``instance`` (None: it
-    has not run on it). A schedule of the relaxation, not of Hare_Sched: a priority for
-    Algorithm 1's list scheduling (the "LP-based priority" of price-and-branch heuristics)."""
-    return _GUIDES.get(instance)
+    if prices is None:
+        return None
+    row = np.zeros(inst.n_gpus, dtype=np.int64)
+    for g, members in enumerate(gpu_classes(inst)):
+        row[list(members)] = g
+    cum = np.concatenate([np.zeros((prices.shape[0], 1)), np.cumsum(prices, axis=1)], axis=1)
+    return GpuPrices(sj.delta, cum, row)
 
 
 def _lbc(inst: Instance) -> list[float]:
@@ -360,7 +405,7 @@ class GridRun:
     columns: int = 0
     master: float | None = None
     stopped: str | None = None
-    guide: np.ndarray | None = None
+    guide: Guide | None = None
 
 
 def _colgen_grid(sj: SlotJobs, per: int, intervals: int, prices: np.ndarray, deadline: Deadline,
@@ -429,6 +474,19 @@ def _fluid_start(inst: Instance, horizon: float, intervals: int, sj: SlotJobs,
     return value, np.clip(np.diff(at, axis=1), 0.0, None)
 
 
+@dataclass(frozen=True)
+class Guide:
+    """What :func:`colgen_bound` hands to :func:`~optsched.solvers.hetero_gpu.exact.improve`
+    (:attr:`~optsched.result.Outcome.guide`): per job n, the column that carries the most weight
+    lambda in the last master LP solved. A schedule of the relaxation, not of Hare_Sched: a
+    priority (and a GPU class per round) for Algorithm 1's list scheduling (the "LP-based
+    priority" of price-and-branch heuristics)."""
+
+    starts: np.ndarray    # [n, r] start time of round r (past the column's end: T delta + r)
+    classes: np.ndarray   # [n, r] its GPU class (index of bounds.gpu_classes; -1: none)
+    prices: GpuPrices | None = None   # the grid's best capacity prices, per GPU
+
+
 class Master:
     """The restricted master LP of :func:`colgen_bound` (rows: one convexity row per job, then
     one capacity row per class and master interval)."""
@@ -443,7 +501,7 @@ class Master:
                              np.concatenate([np.ones(n_jobs), np.repeat(sj.size * per, intervals)]))
         self.seen: set[tuple] = set()
         self.columns = 0
-        self.paths: list[tuple[int, list[tuple[int, int]]]] = [(n, []) for n in range(n_jobs)]
+        self.paths: list[tuple[int, list[tuple[int, int, int]]]] = [(n, []) for n in range(n_jobs)]
         self.x: np.ndarray | None = None
         late = sj.slots + (sj.rounds - 1) * sj.step.min(axis=1)
         cost = sj.weight * np.maximum(late * sj.delta + sj.finish.min(axis=1), sj.lbc)
@@ -467,13 +525,13 @@ class Master:
             self.paths.append((job, path))
             held: dict[int, float] = {}
             paid = 0.0
-            for g, k in path:
-                end = min(k + int(sj.occupy[job, g]), sj.slots)
-                paid += sj.tasks[job] * (cum[g, end] - cum[g, k]) if end > k else 0.0
-                for t in range(k // self.per, -(-end // self.per)):
-                    inside = min(end, (t + 1) * self.per) - max(k, t * self.per)
-                    row = n_jobs + g * self.intervals + t
-                    held[row] = held.get(row, 0.0) + sj.tasks[job] * inside
+            for g, k, o in path:
+                for a, b, share in spans(sj, job, g, k, o):
+                    paid += sj.tasks[job] * share * (cum[g, b] - cum[g, a])
+                    for t in range(a // self.per, -(-b // self.per)):
+                        inside = min(b, (t + 1) * self.per) - max(a, t * self.per)
+                        row = n_jobs + g * self.intervals + t
+                        held[row] = held.get(row, 0.0) + sj.tasks[job] * share * inside
             cost.append(priced.values[job] - paid)
             starts.append(len(rows))
             rows += [job, *held]
@@ -483,21 +541,24 @@ class Master:
                                 starts=starts, rows=rows, values=values)
             self.columns += len(cost)
 
-    def guide(self) -> np.ndarray | None:
-        """:func:`guide` from the last solution (rounds past a column's end, and jobs whose
-        heaviest column starts at T, follow at T delta + r)."""
+    def guide(self) -> Guide | None:
+        """The :class:`Guide` of the last solution: each job's column that carries the most weight
+        lambda (None before a solve)."""
         if self.x is None:
             return None
         sj = self.sj
         n_jobs, top = len(sj.weight), int(sj.rounds.max())
         weight = np.full(n_jobs, -1.0)
-        out = sj.slots * sj.delta + np.tile(np.arange(top, dtype=float), (n_jobs, 1))
+        starts = sj.slots * sj.delta + np.tile(np.arange(top, dtype=float), (n_jobs, 1))
+        classes = np.full((n_jobs, top), -1, dtype=np.int64)
         for (job, path), lam in zip(self.paths, self.x):
             if lam > weight[job]:
                 weight[job] = lam
-                out[job] = sj.slots * sj.delta + np.arange(top)
-                out[job, :len(path)] = [k * sj.delta for _, k in path]
-        return out
+                starts[job] = sj.slots * sj.delta + np.arange(top)
+                starts[job, :len(path)] = [k * sj.delta for _, k, _ in path]
+                classes[job] = -1
+                classes[job, :len(path)] = [g for g, _, _ in path]
+        return Guide(starts, classes)
 
     def solve(self, deadline: Deadline) -> tuple[float, np.ndarray] | None:
         """The master's optimum and its capacity prices per slot (None: not solved in time)."""

@@ -7,19 +7,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from optsched import tolerance
 from optsched.deadline import Deadline
 from optsched.problems.hetero_gpu import Instance, Schedule, TaskRun, verify
 from optsched.result import Outcome, SolveStatus
-from optsched.solvers.hetero_gpu.algorithm import (HareParams, hare, list_runs, list_schedule,
-                                                   reserve, too_big)
+from optsched.solvers.guard import Refusal, guard
+from optsched.solvers.hetero_gpu.algorithm import (GpuPrices, HareParams, build_seconds, hare,
+                                                   list_runs, list_schedule, reserve)
 from optsched.solvers.hetero_gpu.baselines import SchedHomoParams, SrtfParams, sched_homo, srtf
-from optsched.solvers.hetero_gpu.lagrange import guide as lp_guide
-
-if TYPE_CHECKING:
-    from optsched.solvers.highs import Refusal
+from optsched.solvers.hetero_gpu.colgen import Guide
 
 
 #: The heuristics ``exact`` starts from, best verified one first used (its cost gives the MILP's
@@ -52,7 +50,7 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     Deadline: the starting heuristics get at most :data:`START_SHARE` of the time left, the MILP
     the rest. When the model (:func:`optsched.models.hetero_gpu.exact_size`) is over the size cap
     (:data:`optsched.solvers.highs.MAX_MODEL_TERMS`, whatever the deadline) or too big to build and
-    hand to HiGHS in the time left (:func:`~optsched.solvers.hetero_gpu.algorithm.too_big`), it is not
+    hand to HiGHS in the time left (:func:`_refusal`), it is not
     built: the best start is returned as the fallback with the completion bound ``sum_n w_n
     LBC_n`` (``info["stopped"]`` says why), status ``time_limit`` when the time left ruled it out,
     else ``feasible``. When HiGHS stops
@@ -60,21 +58,13 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
     ``time_limit``, HiGHS' bound; ``info["returned"] = "warm start"``): the incumbent is never worse
     than the schedule the MILP started from.
     """
-    from optsched.models import hetero_gpu as hm
     from optsched.solvers.highs import report_outcome, solve_model
 
     inst = instance
-    size = hm.exact_size(inst)
-    info: dict[str, Any] = {"binaries": size["binaries"], "rows": size["rows"]}
-    guard = too_big(size, deadline)
-    if guard:
-        return _not_built(inst, guard, None, deadline, seed, info)
-    start, cost, info["start"] = _best_start(inst, deadline.within(deadline.limit(START_SHARE)), seed)
-    info["start_cost"] = cost
-    guard = too_big(size, deadline)
-    if guard:
-        return _not_built(inst, guard, start, deadline, seed, info)
-    m, extract = _build(inst, cost, start, deadline, info)
+    ready = _prepare(inst, deadline, seed)
+    if isinstance(ready, Outcome):
+        return ready
+    m, extract, start, cost, info = ready
     rep = solve_model(m, deadline=deadline, seed=seed, warm_start=True)
     unit = m.objective_unit
     rep = replace(rep, objective=rep.objective * unit, bound=None if rep.bound is None else rep.bound * unit)
@@ -86,23 +76,46 @@ def exact(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
 
 
 def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
-    """The MILP :func:`exact` solves, built but not solved: after the same starting heuristics
-    (deadlines d_n from the best start's cost) and the same choice of model (:func:`_build`:
-    time-indexed or big-M, named in the model's name), in normalised units
+    """The MILP :func:`exact` solves, built but not solved: the same preparation
+    (:func:`_prepare`: starting heuristics, deadlines d_n from the best start's cost, the choice
+    of model, time-indexed or big-M, named in the model's name), in normalised units
     (:func:`optsched.models.hetero_gpu.time_unit`); ``optsched solve --write-model``. Raises
     :class:`~optsched.errors.OptschedError` (one line) when :func:`exact` would build no model."""
     from optsched.errors import OptschedError
-    from optsched.models import hetero_gpu as hm
 
-    size = hm.exact_size(instance)
-    if guard := too_big(size, deadline):
-        raise OptschedError(f"model not built: {guard}")
-    start, cost, _ = _best_start(instance, deadline.within(deadline.limit(START_SHARE)), 0)
-    info: dict[str, Any] = {}
-    m, _ = _build(instance, cost, start, deadline, info)
+    ready = _prepare(instance, deadline, 0)
+    if isinstance(ready, Outcome):
+        raise OptschedError(f"model not built: {ready.info['not_built']}")
+    m, _, _, cost, info = ready
     m.name = (f"hetero_gpu exact: {info['model']} MILP of Hare_Sched (4)-(8), deadlines from a "
               f"schedule of cost {cost:g}, objective in units of {m.objective_unit:g}")
     return m
+
+
+def _refusal(size: dict[str, int], deadline: Deadline, what: str = "Hare_Sched") -> Refusal | None:
+    """:func:`~optsched.solvers.guard.guard` on a model of ``size`` (its ``terms``, and
+    :func:`~optsched.solvers.hetero_gpu.algorithm.build_seconds` against the time left)."""
+    return guard(size["terms"], what, deadline, build_seconds(size))
+
+
+def _prepare(inst: Instance, deadline: Deadline, seed: int):
+    """What :func:`exact` does before it solves: the size guard, the best start
+    (:func:`_best_start`, at most :data:`START_SHARE` of the time left), the guard again on the
+    time then left, and the model built with its MIP start (:func:`_build`). Returns an Outcome
+    when no model is built (:func:`_not_built`; ``info["not_built"]`` says why), else ``(model,
+    extractor, start, its cost, info)``."""
+    from optsched.models import hetero_gpu as hm
+
+    size = hm.exact_size(inst)
+    info: dict[str, Any] = {"binaries": size["binaries"], "rows": size["rows"]}
+    if refusal := _refusal(size, deadline):
+        return _not_built(inst, refusal, None, deadline, seed, info)
+    start, cost, info["start"] = _best_start(inst, deadline.within(deadline.limit(START_SHARE)), seed)
+    info["start_cost"] = cost
+    if refusal := _refusal(size, deadline):
+        return _not_built(inst, refusal, start, deadline, seed, info)
+    m, extract = _build(inst, cost, start, deadline, info)
+    return m, extract, start, cost, info
 
 
 def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, info: dict):
@@ -116,7 +129,7 @@ def _build(inst: Instance, cost: float, start: Schedule, deadline: Deadline, inf
     windows = hm.time_indexed_windows(inst, cost)
     if windows is not None:
         size = hm.time_indexed_size(inst, windows)
-        if size["binaries"] <= hm.MAX_SLOTS and not too_big(size, deadline):
+        if size["binaries"] <= hm.MAX_SLOTS and not _refusal(size, deadline, "the time-indexed model"):
             m = hm.build_time_indexed(inst, windows)
             info.update(model="time_indexed", binaries=size["binaries"], grid=windows[0],
                         warm_start=hm.set_time_indexed_start(m, inst, start))
@@ -181,7 +194,7 @@ def _improve(inst: Instance, schedule: Schedule, cost: float, name: str, deadlin
 def _not_built(inst: Instance, guard: Refusal, start: Schedule | None, deadline: Deadline,
                seed: int, info: dict[str, Any]) -> Outcome:
     """``exact`` when its model is over the size cap or does not fit the time left
-    (:func:`~optsched.solvers.hetero_gpu.algorithm.too_big`): the best start, or when there is none
+    (:func:`_refusal`): the best start, or when there is none
     yet Algorithm 1's list scheduling (lines 4-18, earliest finish with backfilling, x̂ = a_n + r:
     no LP, one pass) with the completion bound, through ``report_outcome``; status
     ``time_limit`` only when the time left ruled the model out, else ``feasible``
@@ -212,10 +225,18 @@ IMPROVE_CHOICES = (HareParams(gpu_choice="earliest_finish", tie="index"),
 MOVE_JOBS = 4
 #: A move around the LP guide shifts a job by up to this share of its shortest chain |R_n| rho_n.
 GUIDE_SHIFT = 0.1
+#: Factors on the guide's capacity prices tried at line 12 (w_n x finish + factor x the price of
+#: the GPU-time held; :class:`~optsched.solvers.hetero_gpu.algorithm.GpuPrices`). Paper seed 0,
+#: guide of 4,000 slots: 1.902 M (no prices), 1.898 / 1.894 / 1.888 / 1.885 / 1.885 / 1.891 /
+#: 1.903 M at factors 0.25 / 0.5 / 1 / 1.5 / 2 / 2.5 / 3.
+PRICE_FACTORS = (1.5, 2.0, 1.0)
+#: Share of the search's moves that change the price factor (by up to e^(+-1/4)) instead.
+FACTOR_MOVES = 0.2
 
 
 def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            max_evaluations: int | None = None, goal: float | None = None) -> Outcome:
+            max_evaluations: int | None = None, goal: float | None = None,
+            guide: Guide | None = None) -> Outcome:
     """Any-time improvement of the verified schedule ``start`` (issue 19, the upper side).
 
     The decision searched is the one Algorithm 1 takes (paper Sec. 5.2, lines 4-18,
@@ -231,14 +252,21 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     ``time_limit`` when the deadline ended the search, ``info`` counts the moves). ``goal`` (a
     valid lower bound, certify's) ends the search once the incumbent meets it.
 
-    When :func:`~optsched.solvers.hetero_gpu.colgen_bound` has run on the instance (certify's
-    lower side runs first), its master LP's schedules are tried first as priorities
-    (:func:`~optsched.solvers.hetero_gpu.lagrange.guide`: x̂_(n,r,k) = the start of round r in
-    job n's heaviest column, less max_m T^c / 2 so that line 3's H_i is that start), and when
-    they win, the moves shift the guide of :data:`MOVE_JOBS` jobs by up to
+    ``guide`` (:class:`~optsched.solvers.hetero_gpu.colgen.Guide`, the
+    :attr:`~optsched.result.Outcome.guide` of
+    :func:`~optsched.solvers.hetero_gpu.colgen.colgen_bound`, which certify runs first and hands
+    over): its master LP's schedules are tried first as priorities (x̂_(n,r,k) = the start of
+    round r in job n's heaviest column, less max_m T^c / 2 so that line 3's H_i is that start),
+    and when they win, the moves shift the guide of :data:`MOVE_JOBS` jobs by up to
     :data:`GUIDE_SHIFT` of their shortest chain instead (price-and-branch's LP-based priorities,
     e.g. Lübbecke & Desrosiers 2005, §5; measured at paper seed 0: 1.905 M from the guide alone
-    against 1.931 M from 376 s of the Smith-ratio search).
+    against 1.931 M from 376 s of the Smith-ratio search). With the guide's capacity prices
+    (:attr:`~optsched.solvers.hetero_gpu.colgen.Guide.prices`), line 12 may also take the GPU or
+    gap of least w_n x finish + factor x the price of the GPU-time the task holds
+    (:data:`PRICE_FACTORS`; the search then keeps it, and varies the factor in
+    :data:`FACTOR_MOVES` of its moves): the Lagrangian prices say which class
+    is worth its GPU-time when, which the earliest-finish rule cannot see (paper seed 0, one
+    list schedule on a 4,000-slot guide: 1.902 M -> 1.885 M).
     """
     import numpy as np
 
@@ -247,17 +275,20 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     rho = np.array([min(c + s for c, s in zip(j.train_time, j.sync_time)) for j in inst.jobs])
     ratio = np.array([j.rounds * j.tasks_per_round * min(j.train_time) / j.weight
                       for j in inst.jobs])
-    offsets, rule, base = ratio * 0.0, IMPROVE_CHOICES[0], None
-    plan = lp_guide(inst)
-    if plan is not None:
-        guided = plan - (inst.tc.max(axis=1) / 2)[:, None]
+    offsets, rule, base, priced, factor = ratio * 0.0, IMPROVE_CHOICES[0], None, None, 1.0
+    if guide is not None:
+        guided = guide.starts - (inst.tc.max(axis=1) / 2)[:, None]
         for params in IMPROVE_CHOICES:
             if best.try_offsets(offsets, rho, params, deadline, base=guided):
                 rule, base = params, guided
+        for f in PRICE_FACTORS if guide.prices is not None else ():
+            scaled = guide.prices.scaled(f)
+            if best.try_offsets(offsets, rho, rule, deadline, base=guided, prices=scaled):
+                base, priced, factor = guided, scaled, f
     for lam in PRIORITY_SCALES:
         for params in IMPROVE_CHOICES:
             if best.try_offsets(lam * ratio, rho, params, deadline):
-                offsets, rule, base = lam * ratio, params, None
+                offsets, rule, base, priced = lam * ratio, params, None, None
     if best.fits(deadline):
         by = reserve(deadline, 2 * best.eval_s)  # _improve checks before each pass, not during
         schedule, cost, _ = _improve(inst, best.schedule, best.cost, "", by)
@@ -265,13 +296,20 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     rng = np.random.default_rng(seed)
     spread = GUIDE_SHIFT * np.array([j.rounds for j in inst.jobs]) * rho
     while best.fits(deadline):
+        if priced is not None and guide is not None and guide.prices is not None \
+                and rng.random() < FACTOR_MOVES:
+            f = factor * math.exp(rng.uniform(-0.25, 0.25))
+            scaled = guide.prices.scaled(f)
+            if best.try_offsets(offsets, rho, rule, deadline, base=base, prices=scaled):
+                priced, factor = scaled, f
+            continue
         trial = offsets.copy()
         jobs = rng.choice(len(trial), size=min(MOVE_JOBS, len(trial)), replace=False)
         if base is None:
             trial[jobs] *= rng.uniform(0.3, 3.0, size=len(jobs))
         else:
             trial[jobs] += rng.uniform(-1.0, 1.0, size=len(jobs)) * spread[jobs]
-        if best.try_offsets(trial, rho, rule, deadline, base=base):
+        if best.try_offsets(trial, rho, rule, deadline, base=base, prices=priced):
             offsets = trial
     status = SolveStatus.TIME_LIMIT if deadline.expired() else SolveStatus.FEASIBLE
     return Outcome(best.schedule, status, None,
@@ -308,9 +346,10 @@ class Incumbent:
         return False
 
     def try_offsets(self, offsets, rho, params: HareParams, deadline: Deadline,
-                    base=None) -> bool:
+                    base=None, prices: GpuPrices | None = None) -> bool:
         """List-schedule with x̂ = a_n + r rho_n + o_n (or ``base[n, r]`` + o_n) under
-        ``params``, filling idle gaps (``backfill``); True when it improved."""
+        ``params`` (line 12 by ``prices`` when given), filling idle gaps (``backfill``); True
+        when it improved."""
         if not self.fits(deadline):
             return False
         began = time.perf_counter()
@@ -320,12 +359,13 @@ class Incumbent:
                     for n, r, k in inst.tasks}
         else:
             xhat = {(n, r, k): base[n, r] + offsets[n] for n, r, k in inst.tasks}
-        runs, placed = list_runs(inst, xhat, params, backfill=True)
+        runs, placed = list_runs(inst, xhat, params, backfill=True, prices=prices)
         self.evaluations += 1
         better = placed < self.cost and not tolerance.close(placed, self.cost)
         if better:  # only a candidate that looks better is built and verified (the costly part)
             schedule = Schedule(tuple(TaskRun(*run) for run in runs))
+            rule = "capacity prices" if prices is not None else params.gpu_choice
             better = self.offer(schedule, verify(inst, schedule),
-                                f"priority offsets{' on the LP guide' if base is not None else ''} ({params.gpu_choice})")
+                                f"priority offsets{' on the LP guide' if base is not None else ''} ({rule})")
         self.eval_s = max(self.eval_s, time.perf_counter() - began)
         return better
