@@ -14,12 +14,8 @@ import pytest
 from optsched import generate, solve
 from optsched.deadline import Deadline
 from optsched.problems.edge_cloud import deadlines, verify
-from optsched.solvers.edge_cloud.bounds import (
-    MAX_POOL_CELLS,
-    colgen_bound,
-    serial_schedule,
-    trivial_bound,
-)
+from optsched.solvers.edge_cloud.bounds import serial_schedule, trivial_bound
+from optsched.solvers.edge_cloud.colgen import MAX_POOL_CELLS, colgen_bound
 from tests.timing import cpu_time
 
 #: CPU seconds a call may use past its limit (tests/test_deadline.py's SLACK).
@@ -47,7 +43,7 @@ def test_colgen_bound_stops_while_setting_up_the_pools(paper):
     """From the complete list schedule (horizon ~2,200 slots, under the cap) a deadline that has
     passed stops the per-job limits: no LP, the trivial bound."""
     from optsched.problems.edge_cloud import Schedule
-    from optsched.solvers.edge_cloud.exact import list_schedule
+    from optsched.solvers.edge_cloud.search import list_schedule
 
     order = sorted(range(len(paper.jobs)), key=lambda j: (paper.jobs[j].arrival, j))
     placer = list_schedule(paper, order, Deadline(None))

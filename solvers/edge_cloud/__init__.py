@@ -48,7 +48,8 @@ from optsched.solvers.edge_cloud.baselines import (
     greedy_ect,
     preemptive,
 )
-from optsched.solvers.edge_cloud.bounds import colgen_bound, lower_bound
+from optsched.solvers.edge_cloud.bounds import lower_bound
+from optsched.solvers.edge_cloud.colgen import colgen_bound
 from optsched.solvers.edge_cloud.cp import exact_cp
 from optsched.solvers.edge_cloud import exact
 from optsched.workloads import edge_cloud as _workloads

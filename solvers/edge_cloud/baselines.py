@@ -368,7 +368,7 @@ def greedy_ect(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outc
 
 
 def _greedy_ect(instance: Instance, deadline: Deadline) -> Schedule:
-    line = _Line(instance)
+    line = CapacityLine(instance)
     runs: dict[int, Run] = {}
     for j in sorted(range(len(instance.jobs)), key=lambda j: (instance.jobs[j].arrival, j)):
         if deadline.expired():
@@ -389,7 +389,7 @@ def _greedy_ect(instance: Instance, deadline: Deadline) -> Schedule:
     return Schedule.single([runs[j] for j in range(len(instance.jobs))])
 
 
-class _Line(CapacityProfile):
+class CapacityLine(CapacityProfile):
     """greedy_ect's slotted capacity: the shared :class:`~optsched.simulate.capacity.CapacityProfile`
     over servers x (U worker types, then V PS types), integer (exact fit), unbounded horizon."""
 
@@ -404,7 +404,7 @@ class _Line(CapacityProfile):
         return {(s, u): n, (s, self.n_u + v): 1}
 
 
-def _ect_on_servers(instance, job, line: _Line) -> tuple[int, int, int, int] | None:
+def _ect_on_servers(instance, job, line: CapacityLine) -> tuple[int, int, int, int] | None:
     """(end, start, server, N) of the earliest-finishing co-located placement; None when no
     server has both a type-u_j worker and a type-v_j PS."""
     u, v, best = job.worker_type, job.ps_type, None
@@ -422,5 +422,5 @@ def _ect_on_servers(instance, job, line: _Line) -> tuple[int, int, int, int] | N
     return best
 
 
-__all__ = ["MAX_PROFILE_CELLS", "MAX_SLOTS", "PreemptiveParams", "Stopped", "colocation_gap", "drf", "fifo",
-           "greedy_ect", "preemptive"]
+__all__ = ["MAX_PROFILE_CELLS", "MAX_SLOTS", "CapacityLine", "PreemptiveParams", "Stopped",
+           "colocation_gap", "drf", "fifo", "greedy_ect", "preemptive"]

@@ -20,7 +20,8 @@ from optsched.problems.edge_cloud import Instance, Job, Schedule, deadlines, ver
 from optsched.registry import solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
-from optsched.solvers.edge_cloud.bounds import batch_lp_bound, column_cost, incumbent, round_dual
+from optsched.solvers.edge_cloud.bounds import incumbent
+from optsched.solvers.edge_cloud.colgen import batch_lp_bound, column_cost, round_dual
 from optsched.solvers.highs import solve_model
 from optsched.workloads.edge_cloud import generate
 

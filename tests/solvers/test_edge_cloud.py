@@ -18,7 +18,7 @@ from optsched.problems.edge_cloud import Instance, Job, Run, verify
 from optsched.registry import methods, solve
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud import algorithm as alg
-from optsched.solvers.edge_cloud.bounds import price_column
+from optsched.solvers.edge_cloud.colgen import price_column
 from optsched.solvers.online import UsageLedger, exponential_price
 from optsched.workloads.edge_cloud import generate
 from tests.timing import cpu_time
@@ -305,7 +305,7 @@ def test_every_method_returns_within_its_time_limit_at_paper_scale(paper0, name)
 def test_batch_lp_bound_stopped_early_is_still_an_upper_bound():
     """Column generation stopped after one round returns the Lagrangian bound at the current
     prices, which is >= the LP optimum (4) (never an exception)."""
-    from optsched.solvers.edge_cloud.bounds import batch_lp_bound
+    from optsched.solvers.edge_cloud.colgen import batch_lp_bound
 
     inst = generate("small", 0)
     tau = 4

@@ -4,16 +4,18 @@ instances and narrows the paper-scale gap."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from optsched import certify
-from optsched.deadline import Deadline
+from optsched.deadline import NEVER, Deadline
 from optsched.problems.edge_cloud import verify
 from optsched.result import SolveStatus
-from optsched.solvers.edge_cloud.bounds import colgen_bound, serial_schedule
+from optsched.solvers.edge_cloud.bounds import serial_schedule
+from optsched.solvers.edge_cloud.colgen import colgen_bound
 from optsched.solvers.edge_cloud.exact import exact, improve
 from optsched.tolerance import at_most
 from optsched.workloads.edge_cloud import generate
@@ -87,6 +89,23 @@ def test_improve_never_worse_robust(inst):
     start = serial_schedule(inst)
     out = improve(inst, start, deadline=Deadline.after(0.2))
     assert verify(inst, out.schedule) <= verify(inst, start)
+
+
+def test_colgen_guide_gives_improve_its_lp_orders():
+    """colgen_bound returns the master LP's mean start and end of every job as its guide (no
+    module-level cache): improve lists in those orders only when it is handed the guide."""
+    inst = generate("small", 1)
+    out = _bound(inst)
+    start, end = out.guide
+    assert start.shape == end.shape == (len(inst.jobs),)
+    assert (start >= 0).all() and (end >= start).all()
+    schedule = serial_schedule(inst)
+    # no time limit, and a goal every schedule meets: every list order, then no search
+    guided = improve(inst, schedule, deadline=NEVER, goal=math.inf, guide=out.guide)
+    plain = improve(inst, schedule, deadline=NEVER, goal=math.inf)
+    assert {"list_lp_start", "list_lp_end", "list_lp_mid"} <= set(guided.info)
+    assert "list_lp_start" not in plain.info
+    assert verify(inst, guided.schedule) <= verify(inst, schedule)
 
 
 def test_certify_tiny_proves_optimal():
