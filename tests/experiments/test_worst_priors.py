@@ -164,6 +164,14 @@ def test_profile_finds_the_device_lists():
     assert profile(registry.get_family("hetero_gpu"), "tiny", {}).devices == set()
 
 
+def test_profile_finds_where_a_zero_is_valid():
+    """A worker type may demand no CPU and a server may have none; a job's compute time on a
+    worker type must stay > 0 (validation), so zero moves never touch it."""
+    zeroable = profile(registry.get_family("elastic_cluster"), "tiny", {}).zeroable
+    assert {"worker_types.*.demand", "capacity.*"} <= zeroable
+    assert "jobs.*.compute" not in zeroable
+
+
 def test_device_lists_grow_beyond_the_generator():
     from optsched.experiments.worst.mutations import op_copy
     from optsched.experiments.worst.profile import DEVICE_EXTRA
@@ -216,6 +224,9 @@ def test_lemma_targets_start_degenerate_every_other_time():
     plain = [sum(x == 0 for row in _rows(run.fam.generate("tiny", 2 * s).to_dict())
                  for x in row) for s in range(20)]
     assert sum(zeros[1::2]) > sum(zeros[0::2]) and max(zeros) > max(plain)
+    run.strategy = "random"                 # the baseline samples the generator only
+    docs = [run.random_doc() for _ in range(20)]
+    assert all(sum(x == 0 for row in _rows(d) for x in row) <= max(plain) for d in docs)
 
 
 def _rows(doc):

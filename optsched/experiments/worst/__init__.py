@@ -52,12 +52,19 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   lists the generator always produces strictly increasing (cumulative iteration counts, one per
   stage: append stages -- the jobs that ran to the old last stage run on --, remove the last
   ones, scale one step and shift the rest); growable sequences may reach the generator's
-  longest + 10. For the ``violation`` target every other fresh start first descends the
+  longest + 10. *Devices*: a list the size does not count whose element can be copied without
+  breaking a generated instance (servers; :attr:`.profile.Profile.devices`) may grow 2 beyond
+  the generator's longest. *Zero entries*: one positive entry of a numeric row set to 0 (a
+  resource a worker type does not demand), the field drawn first. For the ``violation`` target every other fresh start first descends the
   guarantee (:meth:`.state.Run.descend`: value moves and removals that keep what the size
   counts, kept while the bound falls -- Hare's alpha(2+alpha) to 3 as the GPUs become alike;
   PDA's 2 - 2/(l+1), which grows with the counted stages, is left alone), and every other
   fresh restart climbs the plain ratio instead of the violation (tight small instances, where
-  the claim holds with equality, are maxima of any violation score).
+  the claim holds with equality, are maxima of any violation score). A ``lemma:NAME`` target has
+  no guarantee to descend and no reference: every other fresh start is *degenerate* (1-3 zero
+  entries, :meth:`.state.Run.degenerate`) and every other fresh restart climbs ALG / the best
+  of the family's baselines (row ``proxy``) instead of the lemma's score, which is flat at 1
+  where the statement is tight (Lemma 4's rounded theta, A_mincost1 equal to the exact cost).
 - *Hypotheses*: ``hypothesis(doc)`` discards candidates outside the claim's statement
   (:mod:`.hypotheses`, ``--hypothesis NAME``: Grouper's Theorem 2 is for cojobs released at 0,
   Hare's Theorem 4 needs a finite alpha).
@@ -93,10 +100,17 @@ jobs, tasks, devices; the family's operators) to the best instance at every othe
 ``strategy="random"`` is the baseline: generator instances only, for the whole budget, several
 methods at once (one exact solve per instance serves all of them).
 
-Not built: a MetaOpt-style bilevel MILP (the algorithm's choices as constraints, the gap to the
-exact model maximised): none of the five algorithms is a single LP/greedy rule cheap to encode
-(Hare solves an RL then list-schedules, SJF-BCO bisects, PDA is iterative, A_online nests three
-subroutines).
+Not built: a MetaOpt-style bilevel MILP (the algorithm's choices as linear constraints on the
+instance's numbers, the gap to a fixed alternative schedule maximised). For a fixed structure the
+choices of none of the claimed algorithms are linear in the data: Hare orders tasks by the
+solution of its relaxation, an LP whose coefficients are the task times (optimality of the lower
+level needs KKT conditions with products of data and duals); PDA's dual update w -= rho L[:, lam]
+multiplies the ratios it compares by the loads (bilinear in the flow sizes); SJF-BCO bisects an
+integer budget through slot-by-slot contention speeds. The one fit is A_mincost1 on its prices
+(Theorem 1 is stated for any prices: for a fixed fill order of the servers the greedy's cost and
+a fixed alternative placement's cost are linear in the prices, and the order is a chain of linear
+inequalities), but the prices of an instance are those Algorithm 3 creates, not free numbers, so
+what such an LP finds is not an instance ``verify`` and ``exact`` can check.
 
 Determinism: the trajectory depends only on ``seed`` and the evaluation results (lambda is
 ``max(4, workers)``); the wall-clock ``budget`` decides only where it stops. ``max_evals`` stops it

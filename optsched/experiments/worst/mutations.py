@@ -384,13 +384,12 @@ def op_zero_entry(doc, ctx: Ctx):
     multi-resource packing, and a uniform or log-scale move never reaches 0 exactly
     (``op_extreme`` does for one field at a time, among all of them). The field (a row
     pattern: worker demands, capacities, a job's times) is drawn first, then a row of it, so a
-    field with few rows (two worker types) is as likely as one with many (jobs). Sequences are
-    left to their own moves."""
+    field with few rows (two worker types) is as likely as one with many (jobs). Only the fields
+    where a zero is valid (:attr:`.profile.Profile.zeroable`; not sequences)."""
     by_field: dict[str, list] = {}
     for p in list_paths(doc):
         items = get_at(doc, p)
-        if len(items) >= 2 and all(is_num(x) for x in items) and any(x > 0 for x in items) \
-                and pattern_of(p) not in ctx.profile.sequences:
+        if pattern_of(p) in ctx.profile.zeroable and any(x > 0 for x in items):
             by_field.setdefault(pattern_of(p), []).append(p)
     field = _pick(ctx.rng, sorted(by_field))
     if field is None:

@@ -39,6 +39,9 @@ class Profile:
     #: instance valid (servers, GPUs; not a job's row of times per device, whose length the
     #: device list fixes).
     devices: set[str] = field(default_factory=set)
+    #: Numeric row patterns (lists of numbers) in which an entry set to 0 leaves a generated
+    #: instance valid (a demand, a capacity; not a job's compute times, which must be > 0).
+    zeroable: set[str] = field(default_factory=set)
 
     def num_cap(self, pattern: str) -> tuple[float, float, bool]:
         """(low, high, integer) of the values a mutation may set; validation has the last word.
@@ -84,16 +87,47 @@ def profile(family, preset: str, overrides: dict) -> Profile:
             increasing[pat] = increasing.get(pat, True) and _increasing_ints(items)
             longest[pat] = max(longest.get(pat, 0), n)
     prof.sequences = {pat for pat, ok in increasing.items() if ok and longest[pat] >= 2}
-    prof.devices = _devices(family, family.generate(preset, 0, **overrides).to_dict())
+    first = family.generate(preset, 0, **overrides).to_dict()
+    prof.devices = _devices(family, first)
+    prof.zeroable = _zeroable(family, first, prof.sequences)
     return prof
+
+
+def _valid(family, doc: dict) -> bool:
+    from optsched.errors import InvalidInstance
+
+    try:
+        family.problem.Instance.from_dict(doc)
+    except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
+        return False
+    return True
+
+
+def _zeroable(family, doc: dict, sequences: set[str]) -> set[str]:
+    """Patterns of the numeric rows of ``doc`` (not sequences) whose first positive entry, set
+    to 0 in one row, keeps the instance valid."""
+    import copy
+
+    out: set[str] = set()
+    for path in list_paths(doc):
+        pat, items = pattern_of(path), get_at(doc, path)
+        if pat in out or pat in sequences or len(items) < 2 or not all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) for x in items):
+            continue
+        i = next((k for k, x in enumerate(items) if x > 0), None)
+        if i is None:
+            continue
+        trial = copy.deepcopy(doc)
+        get_at(trial, path)[i] = 0
+        if _valid(family, trial):
+            out.add(pat)
+    return out
 
 
 def _devices(family, doc: dict) -> set[str]:
     """Patterns of the lists of ``doc`` the size does not count whose last element, copied
     once, keeps the instance valid (a server's capacity row; not a row of one job's times)."""
     import copy
-
-    from optsched.errors import InvalidInstance
 
     grows = family.worst.grows if family.worst is not None else ()
     out: set[str] = set()
@@ -103,11 +137,8 @@ def _devices(family, doc: dict) -> set[str]:
             continue
         trial = copy.deepcopy(doc)
         get_at(trial, path).append(copy.deepcopy(items[-1]))
-        try:
-            family.problem.Instance.from_dict(trial)
-        except (InvalidInstance, ValueError, TypeError, KeyError, IndexError):
-            continue
-        out.add(pat)
+        if _valid(family, trial):
+            out.add(pat)
     return out
 
 

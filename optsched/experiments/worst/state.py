@@ -243,7 +243,9 @@ class Run:
         return canon
 
     def random_doc(self) -> dict | None:
-        """A generator instance (seed from the run's rng), cut down to the size bound."""
+        """A generator instance (seed from the run's rng), cut down to the size bound; for a search
+        strategy every other one gets the target's start prior (:meth:`descend` for ``violation``,
+        :meth:`degenerate` for ``lemma:NAME``), the ``random`` baseline none."""
         rng = self.ctx.rng
         for _ in range(20):
             seed = int(rng.integers(2**31))
@@ -257,9 +259,11 @@ class Run:
                 doc = None if cut is None else self._valid_any_size(cut)
             if doc is not None and (canon := self.valid(doc)) is not None:
                 self.fresh += 1
-                if self.target == "violation" and self.fresh % 2 == 0:
+                if self.strategy == "random" or self.fresh % 2 == 1:
+                    return canon          # the baseline samples the generator only
+                if self.target == "violation":
                     canon = self.descend(canon)
-                elif self.target.startswith("lemma:") and self.fresh % 2 == 0:
+                elif self.target.startswith("lemma:"):
                     canon = self.degenerate(canon)
                 return canon
         return None
