@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 
 from optsched import certify, generate, solve
 from optsched.deadline import Deadline
-from optsched.problems.hetero_gpu import Instance, Job, verify
+from optsched.problems.hetero_gpu import Instance, Job, Schedule, TaskRun, verify
 from optsched.result import SolveStatus
 from optsched.solvers.hetero_gpu.bounds import FLUID_GRIDS, fluid_bound
 from optsched.solvers.hetero_gpu.exact import START_EVALUATIONS, improve
-from optsched.solvers.hetero_gpu.algorithm import HareParams, list_runs, list_schedule
+from optsched.solvers.hetero_gpu.algorithm import GpuPrices, HareParams, list_runs, list_schedule
 from optsched.tolerance import at_most
 from optsched.workloads.hetero_gpu import paper
 from tests.models.test_hetero_gpu_metamorphic import tiny_instances
@@ -177,3 +177,48 @@ def test_exact_start_is_improved():
     assert START_EVALUATIONS > 0
     if res.status is SolveStatus.OPTIMAL:
         assert at_most(res.info["start_cost"] / res.objective, 1.25)
+
+
+def _gpu_prices(inst: Instance, scale: float, seed: int) -> GpuPrices:
+    """Random capacity prices (per GPU-slot of 1.0) on 40 slots, one row per GPU class."""
+    from optsched.solvers.hetero_gpu.bounds import gpu_classes
+
+    classes = gpu_classes(inst)
+    row = np.zeros(inst.n_gpus, dtype=np.int64)
+    for g, members in enumerate(classes):
+        row[list(members)] = g
+    price = scale * np.random.default_rng(seed).uniform(0.0, 1.0, size=(len(classes), 40))
+    return GpuPrices(1.0, np.concatenate([np.zeros((len(classes), 1)),
+                                          np.cumsum(price, axis=1)], axis=1), row)
+
+
+@pytest.mark.parametrize("preset,seed", [("small", 0), ("tiny", 3)])
+def test_price_guided_line_12(preset, seed):
+    """list_runs with zero prices is the earliest-finish rule (ties to the lowest index); with
+    high prices it chooses otherwise, and its cost is still what verify charges."""
+    inst = generate(FAMILY, preset, seed)
+    xhat = {(n, r, k): inst.jobs[n].arrival + r for n, r, k in inst.tasks}
+    eft = HareParams(gpu_choice="earliest_finish", tie="index")
+    plain = list_runs(inst, xhat, eft, backfill=True)
+    assert list_runs(inst, xhat, eft, backfill=True, prices=_gpu_prices(inst, 0.0, seed)) == plain
+    priced = _gpu_prices(inst, 50.0, seed)
+    runs, cost = list_runs(inst, xhat, eft, backfill=True, prices=priced)
+    schedule = list_schedule(inst, xhat, eft, backfill=True)
+    assert verify(inst, schedule) == pytest.approx(plain[1], rel=1e-12)
+    assert verify(inst, Schedule(tuple(TaskRun(*r) for r in runs))) == pytest.approx(cost, rel=1e-12)
+    assert runs != plain[0]   # the prices changed some choice (50 per slot outweighs w_n x time)
+
+
+def test_price_score_is_weighted_finish_plus_held_price():
+    """GpuPrices.held integrates the per-slot price over [start, end) (fractions of a slot)."""
+    inst = generate(FAMILY, "tiny", 0)
+    prices = _gpu_prices(inst, 1.0, 0)
+    per_slot = np.diff(prices.cum, axis=1)
+    gpu = np.array([0])
+    held = prices.held(gpu, np.array([2.5]), np.array([5.25]))[0]
+    row = per_slot[prices.row[0]]
+    assert held == pytest.approx(0.5 * row[2] + row[3] + row[4] + 0.25 * row[5])
+    score = prices.scorer(2.0, inst.tc[0])
+    assert score(gpu, np.array([2.5]))[0] == pytest.approx(
+        2.0 * (2.5 + inst.tc[0, 0]) + prices.held(gpu, np.array([2.5]),
+                                                  np.array([2.5 + inst.tc[0, 0]]))[0])
