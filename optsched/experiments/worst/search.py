@@ -19,6 +19,9 @@ from optsched.experiments.worst.doc import (
 from optsched.experiments.worst.profile import Profile
 from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run
 
+#: What every other fresh restart of a ``lemma:NAME`` target climbs instead of the lemma's
+#: score: ``"proxy"`` (ALG / the best baseline) or None (the lemma's score, as every restart).
+LEMMA_CLIMB: str | None = "proxy"
 #: Iterated-local-search kicks in a row without a new best after which the search only
 #: restarts from fresh instances (until a fresh restart finds a new best).
 KICKS_TRIED = 2
@@ -51,7 +54,7 @@ def evolve(run: Run, ex) -> None:
             metric = None
             if not kicked and fresh % 2 == 0:
                 metric = {"violation": "ratio"}.get(run.target,
-                                                    "proxy" if run.target != "ratio" else None)
+                                                    LEMMA_CLIMB if run.target != "ratio" else None)
         if parent is None and kicked:
             # iterated local search: every other restart kicks the best instance with a few
             # operators instead of starting afresh -- until KICKS_TRIED kicks in a row found
