@@ -21,6 +21,9 @@ violation, the evaluations and the load average.
     nice -n 10 .venv/bin/python benchmarks/refute.py --claims hare_thm4 ring_lemma3 \
         --strategies hybrid random --seeds 0 1 2 --budget 120 --out /tmp/refute
 
+For a ``lemma:NAME`` claim every other fresh start is degenerate (zero entries) and every other
+fresh restart climbs ALG / the best baseline (``--lemma-climb none``: the lemma's score instead).
+
 Rows go to ``OUT/rows.jsonl`` (a run already there is not redone); ``--table`` prints the
 markdown tables of benchmarks/README.md from it.
 """
@@ -117,7 +120,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--out", default="/tmp/refute")
     ap.add_argument("--table", action="store_true", help="print the table of OUT/rows.jsonl")
+    ap.add_argument("--lemma-climb", choices=("proxy", "none"), default="proxy",
+                    help="what every other fresh restart of a lemma target climbs (search."
+                         "LEMMA_CLIMB; none: the lemma's score, for comparison; use another --out)")
     args = ap.parse_args()
+    from optsched.experiments.worst import search
+
+    search.LEMMA_CLIMB = None if args.lemma_climb == "none" else args.lemma_climb
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "rows.jsonl"

@@ -21,6 +21,10 @@ FOUND = [
      100.0),
     ("ring_contention/refute_lemma3_found.json", "ring_contention", "sjf_bco", "lemma:lemma3",
      1.4027898761312525),
+    # the same class, shrunk to one 1-GPU server (the saved one above has two) and one job
+    # of one iteration with zero compute (all three search seeds, 5-10 s at load 13-15)
+    ("ring_contention/refute_lemma3_min.json", "ring_contention", "sjf_bco", "lemma:lemma3",
+     100.0),
     # Lemma 4 under the proof reading (errata R3): theta~ = 12 > ceil(Phi (u/l) theta*) = 11,
     # and theta~ = 6 > ceil(4.013) = 5
     ("ring_contention/refute_lemma4_proof.json", "ring_contention", "sjf_bco_proof",
