@@ -280,6 +280,16 @@ def _tuples(value, depth: int = 1):
     return tuple(items)
 
 
+def _checked(seg: "Segment") -> None:
+    """Remember that ``seg.rates`` passed :class:`Schedule`'s checks: the very tuple object, kept
+    alive by the reference, so its id cannot be reused. A tuple of tuples of ints and floats cannot
+    change, so while ``seg.rates`` *is* that object a re-check (``verify`` re-runs the checks on
+    every schedule it is given, issue 22 item 2) has nothing to find and skips the entries; a
+    segment whose ``rates`` were replaced after construction (``object.__setattr__``) holds another
+    object and is checked entry by entry again."""
+    object.__setattr__(seg, "_checked", seg.rates)
+
+
 def _plain_rates(rates) -> bool:
     """True when ``rates`` is a tuple of 5-tuples ``(g, j, i, f, rate)`` of ints ``g, j, f >= 0``,
     ``i >= 1`` and a finite float rate, no flow twice: what :class:`Schedule`'s per-entry checks
@@ -446,8 +456,9 @@ class Schedule:
         for n, seg in enumerate(sequence(self.segments, "schedule.segments", item=Segment, tuple_only=True)):
             _time(seg.t0, f"schedule.segments[{n}][0]")
             _time(seg.t1, f"schedule.segments[{n}][1]")
-            if _plain_rates(seg.rates):
-                continue                # well-formed, nothing to normalise: the loop has no work
+            if seg.__dict__.get("_checked") is seg.rates or _plain_rates(seg.rates):
+                _checked(seg)           # well-formed, nothing to normalise: the loop has no work
+                continue
             keys: set = set()
             rates = list(sequence(seg.rates, f"schedule.segments[{n}][2]", tuple_only=True))
             normal = False
@@ -471,6 +482,7 @@ class Schedule:
                 keys.add(flow)
             if normal:  # normalisation of the frozen field (indices are used as indices)
                 object.__setattr__(seg, "rates", tuple(rates))
+            _checked(seg)
         if not isinstance(self.policy, str):
             fail("schedule.policy", f"must be a string, got {type(self.policy).__name__}")
 
@@ -681,9 +693,11 @@ def _timeline(instance: Instance, schedule: Schedule) -> _Timeline:
 
     Port loads are summed in a list in the order of the rates (the same additions as the numpy
     version had); a flow known to the instance with a finite rate >= 0 takes the fast path, any
-    other entry the checks that name the fault."""
+    other entry the checks that name the fault. A flow instance that has sent before keeps its
+    two ports beside its sums, so its later entries need one look-up (their rate is still
+    checked); the sums are the same additions in the same order."""
     tl = _Timeline({}, {}, {}, {}, [], 0.0)
-    state: dict = {}                    # flow instance -> [first t0, first segment, finish, sent]
+    state: dict = {}    # flow instance -> [first t0, first segment, finish, sent, in port, out port]
     ports = _flow_ports(instance)
     n_ports, inf = instance.n_ports, math.inf
     last_end = 0.0
@@ -701,6 +715,14 @@ def _timeline(instance: Instance, schedule: Schedule) -> _Timeline:
         width = t1 - t0
         sends = t1 > t0
         for g, j, i, f, rate in seg.rates:
+            st = state.get((g, j, i, f))
+            if st is not None and 0.0 <= rate < inf:    # a flow instance seen (and checked) before
+                port[st[4]] += rate
+                port[st[5]] += rate
+                if rate > 0 and sends:
+                    st[2] = t1
+                    st[3] += rate * width
+                continue
             known = ports.get((g, j, f))
             if known is None or not 1 <= i <= known[2] or not 0.0 <= rate < inf:
                 _check_rate(instance, g, j, i, f, rate, n)
@@ -708,15 +730,9 @@ def _timeline(instance: Instance, schedule: Schedule) -> _Timeline:
             port[known[0]] += rate
             port[known[1]] += rate
             if rate > 0 and sends:
-                key = (g, j, i, f)
-                st = state.get(key)
-                if st is None:
-                    state[key] = [t0, n, t1, 0.0 + rate * width]
-                else:
-                    st[2] = t1
-                    st[3] += rate * width
+                state[g, j, i, f] = [t0, n, t1, 0.0 + rate * width, known[0], known[1]]
         tl.overload = max(tl.overload, _check_ports(instance, port, seg))
-    for key, (t_first, n_first, t_end, got) in state.items():
+    for key, (t_first, n_first, t_end, got, _, _) in state.items():
         tl.first[key], tl.first_seg[key], tl.finish[key], tl.sent[key] = t_first, n_first, t_end, got
     return tl
 
