@@ -248,3 +248,19 @@ def test_lemma_rows_carry_the_baseline_proxy_only_when_asked():
     best = min(registry.solve(inst, m).objective for m in ("sjf_bco", "first_fit",
                                                             "list_scheduling"))
     assert asked["proxy"] == pytest.approx(asked["objective"] / best) and asked["proxy"] >= 1
+
+
+def test_lemma_ties_do_not_shrink_the_instance():
+    """On a lemma target a child that ties with its parent but is smaller is refused (drift on
+    the plateau at 1 ran down to one job); other targets and real improvements are unaffected."""
+    from optsched.experiments.worst.search import _smaller
+
+    run = Run("ring_contention", ["sjf_bco_proof"], "lemma:lemma4", size=None, budget=60,
+              time_limit=10, seed=0, preset="tiny", overrides={}, workers=1, scheduler=None,
+              out=None, strategy="search", max_evals=None, stop_at=None, shrink_share=0.0,
+              target="lemma:lemma4")
+    parent = run.fam.generate("tiny", 0).to_dict()
+    child = {**parent, "jobs": parent["jobs"][:1]}
+    assert _smaller(run, child, parent) and not _smaller(run, parent, child)
+    run.target = "ratio"
+    assert not _smaller(run, child, parent)

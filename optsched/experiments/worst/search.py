@@ -17,6 +17,7 @@ from optsched.experiments.worst.doc import (
     set_at,
 )
 from optsched.experiments.worst.profile import Profile
+from optsched.experiments.worst.sizes import size_of
 from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run
 
 #: What every other fresh restart of a ``lemma:NAME`` target climbs instead of the lemma's
@@ -85,7 +86,9 @@ def evolve(run: Run, ex) -> None:
         climbed = False
         if scored:
             f, neg = max(scored)              # the best child, the first one on ties
-            if parent_fit is None or f >= parent_fit * (1 - REL):
+            tie = parent_fit is not None and f <= parent_fit * (1 + REL)
+            if parent_fit is None or (f >= parent_fit * (1 - REL) and not (
+                    tie and _smaller(run, docs[-neg], parent))):
                 climbed = parent_fit is not None and f > parent_fit * (1 + REL)
                 parent, parent_fit = docs[-neg], f
         after = run.best_score(m)
@@ -99,6 +102,20 @@ def evolve(run: Run, ex) -> None:
             better = now is not None and (best_then is None or now > best_then)
             kicks_failed = 0 if better else kicks_failed + int(kicked)
             parent, parent_fit, stale, restarts = None, None, 0, restarts + 1
+
+
+#: Targets whose neutral drift may not shrink the instance (:func:`_smaller`).
+KEEP_SIZE_ON_TIES = ("lemma",)
+
+
+def _smaller(run: Run, child: dict, parent: dict | None) -> bool:
+    """A lemma target's tie that loses size: not accepted. A lemma's score is exactly 1 on the
+    smallest instances (one job: Lemma 4's theta~ meets its rounded bound), so drift on that
+    plateau ran down to one job and stayed there, where no violation lives; the search stops
+    shrinking on ties (the shrink phase still does)."""
+    if parent is None or run.target.split(":")[0] not in KEEP_SIZE_ON_TIES:
+        return False
+    return size_of(run.fam, child) < size_of(run.fam, parent)
 
 
 def _simpler(v, prof: Profile, pattern: str) -> list:
