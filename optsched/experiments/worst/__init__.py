@@ -64,7 +64,9 @@ Strategy (``strategy="search"``): a (1+lambda) evolution with restarts on the in
   no guarantee to descend and no reference: every other fresh start is *degenerate* (1-3 zero
   entries, :meth:`.state.Run.degenerate`) and every other fresh restart climbs ALG / the best
   of the family's baselines (row ``proxy``) instead of the lemma's score, which is flat at 1
-  where the statement is tight (Lemma 4's rounded theta, A_mincost1 equal to the exact cost).
+  where the statement is tight (Lemma 4's rounded theta, A_mincost1 equal to the exact cost);
+  its neutral drift refuses a smaller child on a tie (:func:`.search._smaller`: drift on that
+  plateau ran down to one job, where Lemma 4 always holds).
 - *Hypotheses*: ``hypothesis(doc)`` discards candidates outside the claim's statement
   (:mod:`.hypotheses`, ``--hypothesis NAME``: Grouper's Theorem 2 is for cojobs released at 0,
   Hare's Theorem 4 needs a finite alpha).
