@@ -173,20 +173,23 @@ def _fill(members: list[int], src, dst, cap: list[float], rate: list[float],
             by_port[dst[f]] = [f]
         else:
             fs.append(f)
-    if len(cap) > SCAN_PORTS:
+    if len(by_port) > SCAN_PORTS:
         _fill_heap(by_port, src, dst, cap, rate, count)
         return
     inf = math.inf
-    shares = [inf] * len(cap)
-    for p, fs in by_port.items():
-        n = count[p] = len(fs)
-        shares[p] = cap[p] / n
+    used = sorted(by_port)
+    at = {p: k for k, p in enumerate(used)}
+    shares = []
+    for p in used:
+        n = count[p] = len(by_port[p])
+        shares.append(cap[p] / n)
     done = [False] * len(rate)
     while True:
         share = min(shares)
         if share == inf:
             break
-        p = shares.index(share)
+        k = shares.index(share)
+        p = used[k]
         x = 0.0 if 0.0 > share else share
         for f in by_port[p]:
             if done[f]:
@@ -199,9 +202,9 @@ def _fill(members: list[int], src, dst, cap: list[float], rate: list[float],
             v = cap[q] - x
             c = cap[q] = 0.0 if 0.0 > v else v
             n_q = count[q] = count[q] - 1
-            shares[q] = c / n_q if n_q > 0 else inf    # the last of the round stays: the same
-        count[p] = 0                                    # value as computed after the round
-        shares[p] = inf
+            shares[at[q]] = c / n_q if n_q > 0 else inf  # the last of the round stays: the
+        count[p] = 0                                      # value as computed after the round
+        shares[k] = inf
     for p in by_port:
         count[p] = 0
 
