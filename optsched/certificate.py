@@ -9,7 +9,8 @@
    any-time: whatever it returns when its share of the time ends is a valid bound. It runs before
    the upper side because it needs no schedule and is the slow side at paper scale.
 3. **upper side**: every start method (the family's ``algorithm`` and ``baseline`` methods, or
-   :attr:`~optsched.family.CertifySpec.starts`), each verified by the family's checker; then the
+   :attr:`~optsched.family.CertifySpec.starts`), each verified by the family's checker (and, while
+   no schedule exists, :attr:`~optsched.family.CertifySpec.fallback` with the time left); then the
    family's any-time improvement (:attr:`~optsched.family.CertifySpec.improve`: neighbourhoods of
    the best schedule re-optimised by the exact models), verified again, with the time left; an
    improvement whose signature has ``goal`` is given the best bound and stops once it meets it.
@@ -133,6 +134,8 @@ def certify(instance: Any, *, time_limit: float | None = 600.0, seed: int = 0,
         _run_bound(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
         _run_starts(family, instance, sides, steps, deadline, seed, done)
+    if sides.schedule is None:
+        _run_fallback(family, instance, sides, steps, deadline, seed, done)
     if not sides.closed():
         _run_improve(family, instance, sides, steps, deadline, seed)
     return _result(instance, sides, steps, deadline, time.perf_counter() - started)
@@ -208,6 +211,16 @@ def _run_starts(family: Family, instance: Any, sides: Sides, steps: list[dict],
         share = START_SHARE if sides.schedule is not None else FIRST_START_SHARE
         _step(family, instance, entry, deadline.within(deadline.limit(share)), seed,
               "upper", sides, steps)
+
+
+def _run_fallback(family: Family, instance: Any, sides: Sides, steps: list[dict],
+                  deadline: Deadline, seed: int, done: set[str]) -> None:
+    """:attr:`~optsched.family.CertifySpec.fallback`: while no schedule exists, each with all the
+    time left (cojob_network at load 15: exact's warm start did not finish in its share)."""
+    for name in family.certify.fallback:
+        if sides.schedule is not None or deadline.expired() or name in done:
+            continue
+        _step(family, instance, family.method(name), deadline, seed, "upper", sides, steps)
 
 
 def _run_bound(family: Family, instance: Any, sides: Sides, steps: list[dict],

@@ -91,11 +91,16 @@ class CertifySpec:
     starts
         The methods whose schedules start the upper side (None: every ``algorithm`` and
         ``baseline`` method that is not relaxed).
+    fallback
+        Methods run in turn, each with all the time left, only while no verified schedule exists
+        after the exact, bound and start steps (certify must end with a schedule: a family whose
+        exact step is its only start can lose it to the load).
     """
 
     bound: str | None = None
     improve: Callable[..., Outcome] | None = None
     starts: tuple[str, ...] | None = None
+    fallback: tuple[str, ...] = ()
 
 
 class MutationProfile(Protocol):

@@ -156,6 +156,26 @@ def test_the_bound_step_hands_its_guide_to_the_improvement(toy):
     assert Outcome(None, guide=1) == Outcome(None, guide=2)   # not part of an Outcome's value
 
 
+def test_fallback_runs_only_while_no_schedule_exists(toy):
+    """A family whose only start is its exact step (cojob_network) ends with a schedule even when
+    exact gives none: the fallback methods run with the time left, and only then."""
+    def no_schedule(inst, *, deadline: Deadline, seed: int = 0) -> Outcome:
+        return Outcome(None, SolveStatus.TIME_LIMIT, None, {"not_built": "late (test)"})
+
+    methods = tuple(Method("exact", "exact", no_schedule) if m.name == "exact" else m
+                    for m in toy.methods)
+    for exact_gives, ran_fallback in ((methods, True), (toy.methods, False)):
+        spec = dataclasses.replace(toy, methods=exact_gives, certify=CertifySpec(
+            bound="strong_bound", improve=_smith, starts=(), fallback=("fifo", "wspt")))
+        registry.unregister(toy.name)
+        registry.register(spec)
+        inst = spec.generate("small", 3)
+        res = certify(inst, time_limit=60)
+        ran = [s["method"] for s in res.info["steps"]]
+        assert ("fifo" in ran) is ran_fallback and "wspt" not in ran
+        assert res.schedule is not None and res.status is SolveStatus.OPTIMAL
+
+
 def test_without_improvement_the_gap_is_reported(toy):
     spec = dataclasses.replace(toy, certify=CertifySpec(bound="lower_bound", starts=("fifo",)))
     registry.unregister(toy.name)
@@ -254,3 +274,15 @@ def test_improve_leaves_time_for_the_verify_after_it():
     assert left is not None and 100.0 - VERIFY_MARGIN * 2.0 - 1.0 < left <= 100.0 - VERIFY_MARGIN * 2.0
     assert _before_verify(deadline, [{"method": "c"}]) is deadline
     assert _before_verify(Deadline(None), steps).remaining() is None
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_certify_spec_names_registered_methods(family):
+    """Every method a family's certify spec names (bound, starts, fallback) is registered, and a
+    family without start methods has a fallback (else certify can end without a schedule)."""
+    spec = registry.get_family(family).certify
+    names = {m.name for m in registry.get_family(family).methods}
+    named = [spec.bound] if spec.bound else []
+    named += list(spec.starts or ()) + list(spec.fallback)
+    assert set(named) <= names
+    assert spec.starts != () or spec.fallback
