@@ -255,16 +255,26 @@ def _fits(terms: int, deadline: Deadline, what: str, info: dict,
     return False
 
 
+def _build_f(instance: Instance, deadline: Deadline, info: dict) -> Any:
+    """Model F built, or None when the size guard refuses it (``info`` says why): the one
+    preparation :func:`_model_f` and :func:`exact_model` share."""
+    from optsched.models import cojob_network as cm
+
+    size = cm.ordering_milp_size(instance)
+    info.update(binaries=size["binaries"], constraints=size["rows"])
+    if not _fits(size["terms"], deadline, "Model F", info):
+        return None
+    return cm.build_ordering_milp(instance)
+
+
 def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
     """Solve Model F; its report and its stage order (None, None when it does not fit)."""
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
 
-    size = cm.ordering_milp_size(instance)
-    info.update(binaries=size["binaries"], constraints=size["rows"])
-    if not _fits(size["terms"], deadline, "Model F", info):
+    model = _build_f(instance, deadline, info)
+    if model is None:
         return None, None
-    model = cm.build_ordering_milp(instance)
     rep = solve_model(model, deadline=deadline, seed=seed)
     info.update(f_star=rep.objective, milp_runtime_s=rep.runtime_s)
     return rep, (cm.extract_order(instance, model) if rep.has_solution else None)
@@ -276,12 +286,11 @@ def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
     models of :func:`exact` (I, E) depend on F's solution and are not written. Raises
     :class:`~optsched.errors.OptschedError` (one line) over the size guard."""
     from optsched.errors import OptschedError
-    from optsched.models import cojob_network as cm
 
     info: dict[str, Any] = {}
-    if not _fits(cm.ordering_milp_size(instance)["terms"], deadline, "Model F", info):
+    model = _build_f(instance, deadline, info)
+    if model is None:
         raise OptschedError(f"model not built: {info['not_built']}")
-    model = cm.build_ordering_milp(instance)
     model.name = "cojob_network exact: Model F, the stage-ordering MILP (its optimum F* bounds OPT)"
     return model
 
