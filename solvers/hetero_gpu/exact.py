@@ -85,7 +85,8 @@ def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
 
     ready = _prepare(instance, deadline, 0)
     if isinstance(ready, Outcome):
-        raise OptschedError(f"model not built: {ready.info['not_built']}")
+        why = ready.info["not_built"].removeprefix("size guard: ")   # as the other families say it
+        raise OptschedError(f"model not built: {why}")
     m, _, _, cost, info = ready
     m.name = (f"hetero_gpu exact: {info['model']} MILP of Hare_Sched (4)-(8), deadlines from a "
               f"schedule of cost {cost:g}, objective in units of {m.objective_unit:g}")
