@@ -1,16 +1,13 @@
 """The optimised flow simulator gives bit-identical runs to the first version (issue 19 item 7).
 
-tests/simulate/reference_flows.py is optsched/simulate/flows.py as it was before its allocation was
-optimised; tests/simulate/reference_issue19.py holds Sincronia's numpy BSSI and verify's numpy
+tests/simulate/reference_flows_d93e235.py is optsched/simulate/flows.py as it was before its third
+speed-up (it ran bit-identically to the first version, before its allocation was optimised, which
+this file compared with until that copy was retired); tests/simulate/reference_issue19.py holds Sincronia's numpy BSSI and verify's numpy
 integration as they were before the second speed-up. Every policy of cojob_network runs on both and
 the timelines must be equal, not close; so must verify's integration of them.
 """
 
 from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,18 +18,8 @@ from optsched.solvers.cojob_network import SPEC
 from optsched.solvers.cojob_network.algorithm import pda_order
 from optsched.solvers.cojob_network.baselines import BSSI, bssi_order, make_policy
 from optsched.workloads.cojob_network import generate
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = _load("reference_flows")
-old = _load("reference_issue19")
+from tests.simulate import reference_flows_d93e235 as reference
+from tests.simulate import reference_issue19 as old
 
 POLICIES = ("pda", "grouper", "grouper_authors", "baraat", "sincronia", "fair_share")
 

@@ -13,27 +13,13 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from optsched.deadline import Deadline
 from optsched.simulate import flows
 from optsched.solvers.cojob_network.baselines import make_policy
 from optsched.workloads.cojob_network import generate
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-before = _load("reference_flows_d93e235")
+from tests.simulate import reference_flows_d93e235 as before
 
 POLICIES = ("pda", "grouper", "grouper_offline", "grouper_authors", "baraat", "baraat_fifo",
             "sincronia", "sincronia_full", "fair_share")
