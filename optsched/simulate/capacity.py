@@ -133,7 +133,7 @@ class CapacityProfile:
         self.free = np.repeat(cap[:, :, None], length, axis=2)
         self._end = 0  # every slot >= _end is untouched (free == capacity)
 
-    def _grow(self, stop: int) -> None:
+    def grow(self, stop: int) -> None:
         """Make columns ``0..stop-1`` exist (doubling)."""
         n = self.free.shape[2]
         if stop <= n:
@@ -156,7 +156,7 @@ class CapacityProfile:
         """``(D, K)``: the minimum free amount over slots ``[start, start + length)``."""
         stop = self._check(start, length)
         if stop > self.free.shape[2]:
-            self._grow(stop)
+            self.grow(stop)
         return self.free[:, :, start:stop].min(axis=2)
 
     def reserve(self, usage: Usage, start: int, length: int) -> None:
@@ -171,7 +171,7 @@ class CapacityProfile:
     def _add(self, usage: Usage, start: int, length: int, sign: int) -> None:
         stop = self._check(start, length)
         if stop > self.free.shape[2]:
-            self._grow(stop)
+            self.grow(stop)
         if isinstance(usage, Mapping):
             for (d, k), a in usage.items():
                 if sign < 0:
@@ -210,7 +210,7 @@ class CapacityProfile:
         stop = self._check(start, length)
         cells = _cells(usage)
         if stop > self.free.shape[2]:
-            self._grow(stop)
+            self.grow(stop)
         return not self._bad(cells, start, stop).any()
 
     def earliest_fit(self, usage: Usage, length: int, after: int = 0) -> int | None:

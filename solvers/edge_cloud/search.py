@@ -92,7 +92,7 @@ class Placer:
         """The run of job ``j`` starting at ``h`` that ends first within ``span`` slots."""
         job, line = self.instance.jobs[j], self.line
         u, v = job.worker_type, line.n_u + job.ps_type
-        line._grow(h + span)
+        line.grow(h + span)
         ws, ps = self._servers(j)
         wfree = np.minimum.accumulate(line.free[ws, u, h:h + span], axis=1) * (ready[ws] <= h)[:, None]
         pfree = np.minimum.accumulate(line.free[ps, v, h:h + span], axis=1) * (ready[ps] <= h)[:, None]
