@@ -146,28 +146,25 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     ``verify`` accepts induces such an order (its completion order), so every dual bound HiGHS
     proves on F is <= OPT, and its LP already implies every Queyranne cut (15) (spec 3.5.1).
     LP-Primal runs first (:data:`LP_SHARE` of the time) so a bound exists even if F cannot be
-    built; F gets the rest (size guard :func:`.exact.model_guard`). Any-time: a
+    built; F gets the rest (:func:`.exact.solve_model_f`, the step exact takes, with its size guard). Any-time: a
     MILP stopped by the deadline returns its dual bound, still valid (status ``time_limit``).
 
     The stage order of F's best solution is returned as ``guide`` (certify hands it to
     :func:`.exact.improve`, which starts from the better of it and its start schedule).
     """
-    from optsched.models import cojob_network as cm
-    from optsched.solvers.cojob_network.exact import model_guard
-    from optsched.solvers.highs import solve_model
+    from optsched.solvers.cojob_network.exact import solve_model_f
 
     left = deadline.remaining()
     lp = solve_lp_primal(instance, "sort", deadline=deadline if left is None
                          else deadline.within(LP_SHARE * left))
     value, status = lp.value, lp.status
     info: dict[str, Any] = {"lp_primal": lp.value, "lp_status": lp.status.value}
-    refusal = model_guard(cm.ordering_milp_size(instance)["terms"], "Model F", deadline)
-    if refusal is not None or deadline.expired():
-        info["stopped"] = f"Model F not built: {refusal or 'deadline'}"
+    if deadline.expired():
+        info["stopped"] = "Model F not built: deadline"
         return Outcome(None, SolveStatus.TIME_LIMIT, value, info)
-    model = cm.build_ordering_milp(instance)
-    rep = solve_model(model, deadline=deadline, seed=seed)
-    guide = cm.extract_order(instance, model) if rep.has_solution else None
+    rep, guide = solve_model_f(instance, deadline, seed, info)   # exact's own step, guard included
+    if rep is None:
+        return Outcome(None, SolveStatus.TIME_LIMIT, value, info)
     f_bound = _milp_bound(rep)
     info.update(model_f=f_bound, model_f_status=rep.status.value, milp_runtime_s=rep.runtime_s)
     if f_bound is not None and (value is None or f_bound > value):

@@ -165,7 +165,7 @@ def _event_terms(instance: Instance) -> int:
 def _step_f(instance: Instance, best: _Incumbent, proof: _Proof, deadline: Deadline, seed: int,
             info: dict) -> None:
     """Model F (:data:`F_SHARE`): its bound, its simulated order (kept in ``proof.f_order``)."""
-    f_rep, f_order = _model_f(instance, _share(deadline, F_SHARE), seed, info)
+    f_rep, f_order = solve_model_f(instance, _share(deadline, F_SHARE), seed, info)
     proof.cut |= f_rep is None and not info.get("size_capped")  # size guard: not built in time
     if f_rep is not None:
         proof.rep = f_rep
@@ -257,7 +257,7 @@ def _fits(terms: int, deadline: Deadline, what: str, info: dict,
 
 def _build_f(instance: Instance, deadline: Deadline, info: dict) -> Any:
     """Model F built, or None when the size guard refuses it (``info`` says why): the one
-    preparation :func:`_model_f` and :func:`exact_model` share."""
+    preparation :func:`solve_model_f` and :func:`exact_model` share."""
     from optsched.models import cojob_network as cm
 
     size = cm.ordering_milp_size(instance)
@@ -267,8 +267,9 @@ def _build_f(instance: Instance, deadline: Deadline, info: dict) -> Any:
     return cm.build_ordering_milp(instance)
 
 
-def _model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
-    """Solve Model F; its report and its stage order (None, None when it does not fit)."""
+def solve_model_f(instance: Instance, deadline: Deadline, seed: int, info: dict):
+    """Solve Model F; its report and its stage order (None, None when the size guard refuses it,
+    ``info`` says why). Used by :func:`exact` and by :func:`.bounds.order_bound`."""
     from optsched.models import cojob_network as cm
     from optsched.solvers.highs import solve_model
 
