@@ -8,6 +8,7 @@ single-machine family end to end).
 
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -150,12 +151,38 @@ class Claim:
         apply. ``result`` is the verified :class:`~optsched.result.Result` of one of
         ``methods``; a check that needs the algorithm's internal quantities recomputes them from
         the instance and the method's parameters (it never changes the algorithm).
+    grade
+        Optional ``grade(instance, result) -> float | None``: how close the run is to breaking
+        the statement where ``check`` cannot tell (the factor sits at exactly 1 on whole
+        regions: a rounded quantity, or a cost that ties). Larger is closer; only comparable
+        between runs of the same claim. It guides ``optsched worst``'s search as a secondary
+        key on ties of the factor and is never counted as a violation (``check`` alone
+        decides). Called right after ``check`` on the same two objects, so a claim may compute
+        both in one pass (:func:`last_call`).
     """
 
     name: str
     text: str
     methods: tuple[str, ...]
     check: Callable[[Any, Any], "float | None"]
+    grade: Callable[[Any, Any], "float | None"] | None = None
+
+
+def last_call(fn: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``fn(instance, result)`` remembered for its last two arguments (by identity, holding
+    them so the ids stay theirs): what a :class:`Claim`'s ``check`` and ``grade`` share when
+    both come from one costly pass (an exact solve, a replay)."""
+    last: list = []
+
+    @functools.wraps(fn)
+    def wrapped(instance: Any, result: Any) -> Any:
+        if last and last[0] is instance and last[1] is result:
+            return last[2]
+        value = fn(instance, result)
+        last[:] = [instance, result, value]
+        return value
+
+    return wrapped
 
 
 @dataclass(frozen=True)
@@ -301,4 +328,4 @@ class Family:
 
 
 __all__ = ["CertifySpec", "Claim", "CompareSpec", "Family", "Mutation", "MutationContext",
-           "MutationProfile", "ProblemModule", "WorkloadModule", "WorstSpec"]
+           "MutationProfile", "ProblemModule", "WorkloadModule", "WorstSpec", "last_call"]

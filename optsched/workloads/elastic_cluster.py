@@ -25,12 +25,13 @@ ratio max_j w_j / min-resource-time_j (>= 1) in normalised units (digest Sec. 3.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
 
 from optsched.errors import InvalidInstance
-from optsched.family import Claim
+from optsched.family import Claim, last_call
 from optsched.problems.elastic_cluster import Instance, Job, NodeType
 
 PRESETS = ("tiny", "small", "paper")
@@ -189,6 +190,40 @@ def mincost1_violation(inst: Instance, result) -> float | None:
     the same prices for every job of the batch (the theorem is stated for any prices). Returns
     the largest greedy / exact cost (1 = Theorem 1 holds on every call; errata Z1), None for an
     all-reduce instance, for the exact pricing reading or when no call had a plan."""
+    replay = _mincost1_replay(inst, result.method)
+    return max(replay[0]) if replay is not None and replay[0] else None
+
+
+def mincost1_grade(inst: Instance, result) -> float | None:
+    """Theorem 1's closeness on the same replay as :func:`mincost1_violation`: of Alg. 4's
+    placement steps -- lines 6-22 place ONE configuration (m', p', N, L) at one start t^- --
+    the share where the step does worse than the exact placement of the same configuration and
+    start (:func:`_exact_ps_server`): it places nothing where the exact one places it, or
+    costs more. Over every call of the replay and every configuration and start the exact
+    placement can place; 0 when every step matches it.
+
+    A_mincost1 is the minimum over configurations and starts of that step (line 23 keeps the
+    cheapest), so the step matching the exact placement on every configuration and start is
+    what makes the minimum optimal (Theorem 1). A step that misses or overpays changes no cost
+    while another configuration of the call is at least as cheap -- the factor, a ratio of
+    the call's costs, sits at exactly 1 -- and refutes the theorem once prices make that
+    configuration the cheapest. The share rises as the greedy construction (servers in Omega
+    order filled to capacity, the PS server at the first position where the largest feasible
+    worker count fits, the other workers after it) covers less of what the exact placement
+    reaches. Search guidance only (never a violation)."""
+    replay = _mincost1_replay(inst, result.method)
+    if replay is None or not replay[0]:
+        return None
+    steps = replay[1]
+    return sum(x > 1 + 1e-9 for x in steps) / len(steps) if steps else 0.0
+
+
+@last_call
+def _mincost1_replay(inst: Instance, method: str) -> tuple[list[float], list[float]] | None:
+    """(greedy / exact cost of every A_mincost1 call of the replay where both found a plan
+    (:func:`mincost1_violation`), greedy / exact cost of every placement step the exact
+    placement can place, inf where Alg. 4's cannot (:func:`mincost1_grade`)); None when the
+    claim does not apply."""
     import numpy as np
 
     from optsched.registry import get_family
@@ -199,7 +234,7 @@ def mincost1_violation(inst: Instance, result) -> float | None:
     )
     from optsched.solvers.online import Candidate, UsageLedger, exponential_price, primal_dual_admission
 
-    params = get_family("elastic_cluster").method(result.method).params
+    params = get_family("elastic_cluster").method(method).params
     pricing = getattr(params, "pricing", "exact")
     tie_break = getattr(params, "tie_break", "paper")
     if not inst.is_ps or pricing == "exact":
@@ -208,6 +243,7 @@ def mincost1_violation(inst: Instance, result) -> float | None:
     ledger = UsageLedger(inst.cap.reshape(-1), slots=range(1, tau + 1),
                          price=exponential_price(inst.price_base))
     factors: list[float] = []
+    steps: list[float] = []
     order = sorted(range(len(inst.jobs)), key=lambda j: (inst.jobs[j].arrival, j))
 
     def best_plan(j: int, led: UsageLedger) -> Candidate | None:
@@ -219,6 +255,8 @@ def mincost1_violation(inst: Instance, result) -> float | None:
             exact = mincost_distributed_ps(PriceState(inst, omega, delta), k, exact=True)
             if greedy.plan is not None and exact.plan is not None:
                 factors.append(_cost_factor(greedy.cost, exact.cost))
+            steps.extend(_placement_steps(PriceState(inst, omega, delta), k,
+                                          literal=pricing == "literal"))
         best = job_best(PriceState(inst, omega, delta), j, pricing, tie_break)
         if best.plan is None:
             return None
@@ -233,12 +271,42 @@ def mincost1_violation(inst: Instance, result) -> float | None:
 
     primal_dual_admission(order, weight=lambda j: inst.jobs[j].weight, best_plan=best_plan,
                           ledger=ledger)
-    return max(factors) if factors else None
+    return factors, steps
+
+
+def _placement_steps(state, j: int, literal: bool) -> list[float]:
+    """greedy / exact cost of Alg. 4's placement step (lines 6-22) for every q = 0
+    configuration of job j and start the exact placement can place (inf where Alg. 4's places
+    nothing; :func:`mincost1_grade`)."""
+    import numpy as np
+
+    from optsched.solvers.elastic_cluster.placement import (
+        _configs,
+        _exact_ps_server,
+        _faithful_ps_server,
+        _per_unit,
+        _ps_counts,
+    )
+
+    inst, out = state.inst, []
+    for m, p, n, length in _configs(inst, j, 0, state.tau - 1):
+        e, z = _per_unit(inst, m, p)
+        raw = _ps_counts(inst, m, p, n)
+        ws, wm = state.windows(length)
+        omega_cost, caps, _ = state.worker_side(length, m)
+        psi_cost = np.einsum("hrs,r->sh", ws, z)
+        for s in range(state.tau - length):
+            args = (wm[:, :, s], omega_cost[s], psi_cost[s], caps[s], e, z, n, raw)
+            exact = _exact_ps_server(*args, False)
+            if exact is not None:
+                greedy = _faithful_ps_server(*args, literal)
+                out.append(math.inf if greedy is None else _cost_factor(greedy[0], exact[0]))
+    return out
 
 
 #: Theorem 1 (A_mincost1 optimal) as an ``optsched worst --target lemma:mincost1`` predicate.
 CLAIMS = (
     Claim("mincost1", "Theorem 1: A_mincost1 (Alg. 4) is a minimum-cost q = 0 PS schedule",
           ("a_online", "a_online_literal_pricing", "a_online_alpha4", "a_online_paper_eft",
-           "a_online_per_round"), mincost1_violation),
+           "a_online_per_round"), mincost1_violation, grade=mincost1_grade),
 )

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from optsched.errors import InvalidInstance
-from optsched.family import Claim
+from optsched.family import Claim, last_call
 from optsched.problems.fields import fail
 from optsched.problems.ring_contention import MAX_JOBS, MAX_SERVERS, Instance, Job
 
@@ -184,24 +184,61 @@ def lemma3_violation(inst: Instance, result) -> float | None:
     return None if w_max <= 0 else float(result.objective) / (inst.max_gpus * w_max)
 
 
-def lemma4_violation(inst: Instance, result) -> float | None:
-    """Lemma 4 (Sec. 5.3): theta~_u <= Phi (u/l) theta*_u, theta* the optimum of the budget
-    problem with estimated durations (proven by HiGHS, else None). Alg. 1 searches theta on the
-    integers (lines 4-6, 21, 23; errata R1), so the allowed side is rounded up: returns
-    theta~ / ceil(Phi u/l theta*) (errata R3), > 1 only beyond the rounding."""
+@last_call
+def _lemma4_terms(inst: Instance, method: str) -> tuple[int, float, float] | None:
+    """(theta~, W^_max of the pass at theta~, Phi (u/l) theta*) of Lemma 4 on ``method``'s
+    run, or None (no theta~, or theta* not proven by HiGHS)."""
     from optsched.models import ring_contention as rm
     from optsched.result import SolveStatus
     from optsched.solvers.highs import solve_model
     from optsched.solvers.ring_contention.algorithm import constants, rho_hat
 
-    theta = _search_of(inst, result.method).theta
+    search = _search_of(inst, method)
+    theta = search.theta
     report = solve_model(rm.build_budget(inst, durations="estimate", rho_hat=rho_hat(inst)),
                          time_limit=20.0)
     if theta is None or report.status is not SolveStatus.OPTIMAL or not report.objective:
         return None
     c = constants(inst)
-    allowed = c["Phi"] * c["u"] / c["l"] * float(report.objective)
-    return float(theta) / max(math.ceil(allowed - 1e-9), allowed)
+    w_max = float(search.state.U.max()) if search.state is not None else float(theta)
+    return int(theta), w_max, c["Phi"] * c["u"] / c["l"] * float(report.objective)
+
+
+def _allowed(allowed: float) -> float:
+    """Lemma 4's allowed side rounded up (Alg. 1 searches theta on the integers)."""
+    return max(math.ceil(allowed - 1e-9), allowed)
+
+
+def lemma4_violation(inst: Instance, result) -> float | None:
+    """Lemma 4 (Sec. 5.3): theta~_u <= Phi (u/l) theta*_u, theta* the optimum of the budget
+    problem with estimated durations (proven by HiGHS, else None). Alg. 1 searches theta on the
+    integers (lines 4-6, 21, 23; errata R1), so the allowed side is rounded up: returns
+    theta~ / ceil(Phi u/l theta*) (errata R3), > 1 only beyond the rounding."""
+    terms = _lemma4_terms(inst, result.method)
+    if terms is None:
+        return None
+    theta, _, allowed = terms
+    return float(theta) / _allowed(allowed)
+
+
+def lemma4_grade(inst: Instance, result) -> float | None:
+    """Lemma 4's closeness: W^_max - ceil(Phi (u/l) theta*), W^_max = max_g U[g] the largest
+    estimated load Alg. 2 placed on a GPU in the pass at theta~ (line 6; every GPU keeps
+    U[g] <= theta~), i.e. theta~ before its rounding to the integers (the proof of Lemma 2
+    equates the two: W^_max = theta~, errata R1).
+
+    :func:`lemma4_violation` is exactly 1 wherever theta~ meets ceil(Phi (u/l) theta*) -- on
+    whole regions, e.g. wherever Phi = u = l = 1 and theta~ = theta* -- and says nothing about
+    how much of the budget the pass used. A grade above 0 means the loads the pass placed need
+    more than the allowed side: theta~ >= W^_max > ceil(Phi (u/l) theta*), the lemma fails;
+    below 0 it measures (in budget units, the same threshold on every instance) how far the
+    placed load is from needing the next integer budget above the allowed one. Search guidance
+    only (never a violation)."""
+    terms = _lemma4_terms(inst, result.method)
+    if terms is None:
+        return None
+    _, w_max, allowed = terms
+    return w_max - _allowed(allowed)
 
 
 #: Lemmas of the SJF-BCO proof as ``optsched worst --target lemma:NAME`` predicates.
@@ -209,7 +246,7 @@ CLAIMS = (
     Claim("lemma3", "Lemma 3: T^total <= n_g W^_max", ("sjf_bco", "sjf_bco_proof"),
           lemma3_violation),
     Claim("lemma4", "Lemma 4: theta~_u <= Phi (u/l) theta*_u", ("sjf_bco", "sjf_bco_proof"),
-          lemma4_violation),
+          lemma4_violation, grade=lemma4_grade),
 )
 
 __all__ = ["PRESETS", "PAPER_MIX", "build", "generate", "SIZE_GROWS", "SIZE_WHAT", "size", "CLAIMS"]

@@ -15,7 +15,9 @@ The search maximises a *target* over *valid instances of bounded size*:
   :class:`optsched.family.Claim` predicate ``check(instance, result)`` in
   ``optsched.workloads.<family>.CLAIMS`` (``Family.worst.claims``): ring_contention ``lemma3``,
   ``lemma4`` (SJF-BCO, Sec. 5.3), elastic_cluster ``mincost1`` (Theorem 1: A_mincost1 is optimal,
-  on the prices Algorithm 3 creates). No reference is solved.
+  on the prices Algorithm 3 creates). No reference is solved. A claim may also register a
+  ``grade`` (how close the run is to breaking it, where the factor is flat at exactly 1): the
+  search breaks ties of the factor by it (``grade`` in the rows; never a violation).
 
 ``result.json`` carries ``violation`` (the factor) beside ``exceeds_guarantee`` (violation > 1
 beyond the tolerance) for the last two, and for the ratio target when the method has a guarantee.

@@ -36,7 +36,7 @@ from optsched.experiments.worst.mutations import (
     op_replace,
     op_swap,
 )
-from optsched.experiments.worst.state import PATIENCE, Run
+from optsched.experiments.worst.state import PATIENCE, Run, graded_above
 
 #: Initial step size (log space: a factor of about e^0.5 per coordinate) and the smallest one.
 SIGMA0, SIGMA_MIN = 0.5, 0.02
@@ -72,7 +72,8 @@ def es_run(run: Run, ex, start: dict) -> bool:
     m = run.methods[0]
     if not run.may_continue([start], run.reserve):
         return False
-    incumbent = run.fitness(run.evaluate([start], "search", ex)[0], m)
+    first = run.evaluate([start], "search", ex)[0]
+    incumbent, inc_grade = run.fitness(first, m), run.grade(first, m)
     enc = Encoding(run, start)
     if not enc.paths:
         return True
@@ -96,17 +97,25 @@ def es_run(run: Run, ex, start: dict) -> bool:
         if not run.may_continue(docs, run.reserve):
             return False
         fits = np.full(lam, -math.inf)
+        grades: list[float | None] = [None] * lam
         if docs:
             for i, rows in zip(rows_of, run.evaluate(docs, "search", ex)):
                 f = run.fitness(rows, m)
                 fits[i] = -math.inf if f is None else f
-        order = np.argsort(-fits, kind="stable")
-        better = int(np.sum(fits > (incumbent if incumbent is not None else -math.inf)))
+                grades[i] = run.grade(rows, m)
+        # ranked by the score, ties (a lemma's plateau at exactly 1) by the claim's grade
+        neg_grade = [math.inf if g is None else -g for g in grades]
+        order = np.array(sorted(range(lam), key=lambda i: (-fits[i], neg_grade[i], i)))
+        inc = incumbent if incumbent is not None else -math.inf
+        wins = [bool(fits[i] > inc) or (bool(fits[i] == inc) and graded_above(grades[i], inc_grade))
+                for i in range(lam)]
+        better = sum(wins)
         if np.isfinite(fits[order[0]]):
             mean = w @ zs[order[:mu]]
         sigma *= math.exp((better / lam - 0.2) / 0.8)
         if better:
-            incumbent, stale = float(fits[order[0]]), 0
+            top = int(order[0])
+            incumbent, inc_grade, stale = float(fits[top]), grades[top], 0
         else:
             stale += 1
     return True

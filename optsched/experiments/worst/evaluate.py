@@ -314,7 +314,9 @@ def excess(ratio: float, guarantee: float) -> float:
 
 def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
     """Rows of a ``lemma:NAME`` target: every method run (and verified by solve()) and the
-    claim's predicate evaluated on its result (``violation``); no reference is solved."""
+    claim's predicate evaluated on its result (``violation``), with the claim's closeness
+    (``grade``, when it has one: a tie-breaker of the search, never a violation); no reference
+    is solved."""
     claim = fam.worst.claim(task["target"].split(":", 1)[1])
     rows = []
     for name in task["methods"]:
@@ -325,6 +327,7 @@ def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
         try:
             res = registry.solve(inst, name, time_limit=task["time_limit"], seed=0)
             value = None if res.schedule is None else claim.check(inst, res)
+            grade = None if value is None or claim.grade is None else claim.grade(inst, res)
         except InfeasibleSchedule as exc:
             row["status"], row["error"] = "violation", f"{name}: InfeasibleSchedule: {exc}"
             rows.append(row)
@@ -343,6 +346,8 @@ def _lemma_rows(fam, inst, task: dict, base: dict) -> list[dict]:
             row["status"], row["error"] = "no_reference", f"{claim.name}: does not apply"
         else:
             row.update(status="ok", violation=value, exceeds=exceeds(value))
+            if grade is not None and finite_or_none(grade) is not None:
+                row["grade"] = float(grade)        # search guidance only (Claim.grade)
             row["_schedules"] = {name: res.schedule.to_dict()}
             if task.get("proxy_methods"):
                 row["proxy"] = _proxy(inst, res.objective, task)

@@ -23,6 +23,15 @@ def released_at_zero(doc: dict) -> bool:
     return all(c["arrival"] == 0 for c in doc["cojobs"])
 
 
+def intra_not_slower(doc: dict) -> bool:
+    """SJF-BCO (ring_contention) is analysed with b^i >> b^e (NVLink within a server, the network
+    between servers; digest Table 1): with b^i < b^e a ring spread over servers is faster than
+    one kept on a server, the constants' Phi = max rho^max / rho^min falls below 1 (the paper's
+    Phi, a max over all pairs of placements, is >= 1) and Lemma 4's allowed side
+    Phi (u/l) theta* shrinks below theta*. The instance keeps b^i >= b^e."""
+    return doc["bw_intra"] >= doc["bw_inter"]
+
+
 @dataclass(frozen=True)
 class Hypothesis:
     """A claim's hypothesis: its name, the family it is about and the predicate on an instance
@@ -41,6 +50,9 @@ HYPOTHESES = {h.name: h for h in (
                alpha_defined),
     Hypothesis("released_at_zero", "cojob_network",
                "Grouper Theorem 2: every cojob released at t = 0", released_at_zero),
+    Hypothesis("intra_not_slower", "ring_contention",
+               "SJF-BCO Lemmas 3-4: intra-server bandwidth b^i >= inter-server b^e",
+               intra_not_slower),
 )}
 
 

@@ -18,7 +18,7 @@ from optsched.experiments.worst.doc import (
 )
 from optsched.experiments.worst.profile import Profile
 from optsched.experiments.worst.sizes import size_of
-from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run
+from optsched.experiments.worst.state import KICK, PATIENCE, SCREEN, Run, graded_above
 
 #: What every other fresh restart of a ``lemma:NAME`` target climbs instead of the lemma's
 #: score: ``"proxy"`` (ALG / the best baseline) or None (the lemma's score, as every restart).
@@ -32,9 +32,14 @@ from optsched.tolerance import REL
 
 
 def evolve(run: Run, ex) -> None:
-    """(1+lambda) evolution with restarts until the budget minus the shrink reserve is spent."""
+    """(1+lambda) evolution with restarts until the budget minus the shrink reserve is spent.
+
+    On a ``lemma:NAME`` target whose claim has a grade (:class:`~optsched.family.Claim`), a
+    child that ties with its parent on the lemma's factor replaces it when its grade is higher
+    (a climb), and is refused when lower."""
     m = run.methods[0]
     parent, parent_fit, stale, restarts = None, None, 0, 0
+    parent_grade: float | None = None
     kicks_failed, kicked, fresh, metric = 0, False, 0, None
     seen: set[str] = set()
     while True:
@@ -80,17 +85,24 @@ def evolve(run: Run, ex) -> None:
         before = run.best_score(m)
         # a child replaces the parent only with a score >= the parent's: prune the others
         prune: float | None = None if parent_fit is None else parent_fit * (1 - REL)
-        fits = [run.fitness(rows, m, metric)
-                for rows in run.evaluate(docs, "search", ex, prune, metric)]
-        scored = [(f, -i) for i, f in enumerate(fits) if f is not None]
+        rows_of = run.evaluate(docs, "search", ex, prune, metric)
+        fits = [run.fitness(rows, m, metric) for rows in rows_of]
+        # the claim's closeness (Claim.grade) breaks ties of the lemma's own score: where the
+        # factor is flat at exactly 1 (Lemma 4's rounded theta, A_mincost1's tied costs) it is
+        # the only direction the search has
+        grades = [run.grade(rows, m) if metric is None else None for rows in rows_of]
         climbed = False
-        if scored:
-            f, neg = max(scored)              # the best child, the first one on ties
+        if any(f is not None for f in fits):
+            i = _best_child(fits, grades)
+            f, g = fits[i], grades[i]
+            assert f is not None
             tie = parent_fit is not None and f <= parent_fit * (1 + REL)
-            if parent_fit is None or (f >= parent_fit * (1 - REL) and not (
-                    tie and _smaller(run, docs[-neg], parent))):
-                climbed = parent_fit is not None and f > parent_fit * (1 + REL)
-                parent, parent_fit = docs[-neg], f
+            graded = tie and graded_above(g, parent_grade)
+            worse_graded = tie and graded_above(parent_grade, g) and g is not None
+            if parent_fit is None or (f >= parent_fit * (1 - REL) and not worse_graded and not (
+                    tie and not graded and _smaller(run, docs[i], parent))):
+                climbed = parent_fit is not None and (f > parent_fit * (1 + REL) or graded)
+                parent, parent_fit, parent_grade = docs[i], f, g
         after = run.best_score(m)
         # a restart goes on while it climbs, not only while it beats the best of the run: the
         # way to a violation can start far below a plateau where the claim is tight (PDA on two
@@ -102,6 +114,19 @@ def evolve(run: Run, ex) -> None:
             better = now is not None and (best_then is None or now > best_then)
             kicks_failed = 0 if better else kicks_failed + int(kicked)
             parent, parent_fit, stale, restarts = None, None, 0, restarts + 1
+            parent_grade = None
+
+
+def _best_child(fits: list, grades: list) -> int:
+    """Index of the best child: the highest score; among the scores within :data:`REL` of it,
+    the highest grade (:meth:`~.state.Run.grade`; a missing one lowest), then the first."""
+    top = max(f for f in fits if f is not None)
+    tied = [i for i, f in enumerate(fits) if f is not None and f >= top - REL * abs(top)]
+    best = tied[0]
+    for i in tied[1:]:
+        if graded_above(grades[i], grades[best]):
+            best = i
+    return best
 
 
 #: Targets whose neutral drift may not shrink the instance (:func:`_smaller`).

@@ -553,9 +553,22 @@ class Run:
         if old is None or r > old * (1 + REL):
             self.best[method] = row
             self.improvements.append([row.get("elapsed") or 0.0, r, method])
+        elif r >= old and graded_above(row.get("grade"), self.best[method].get("grade")):
+            # the same score, closer to breaking the claim (Claim.grade): the kicks of the
+            # search start from here; not an improvement of the score
+            self.best[method] = row
 
     def best_score(self, method: str) -> float | None:
         return self.score(self.best.get(method))
+
+    def grade(self, rows: dict[str, dict], method: str) -> float | None:
+        """The claim's closeness on ``method``'s row (``lemma:NAME`` targets whose
+        :class:`~optsched.family.Claim` has a ``grade``), else None: the search's secondary key
+        on ties of the score."""
+        row = rows.get(method)
+        if row is None or not self.target.startswith("lemma:"):
+            return None
+        return row.get("grade")
 
     def fitness(self, rows: dict[str, dict], method: str,
                 metric: str | None = None) -> float | None:
@@ -565,6 +578,13 @@ class Run:
         if metric in ("ratio", "proxy"):
             return None if row is None else row.get(metric)
         return self.score(row)
+
+
+def graded_above(grade: float | None, other: float | None) -> bool:
+    """``grade`` above ``other`` beyond the tolerance (a missing grade is below every one)."""
+    if grade is None:
+        return False
+    return other is None or grade > other + REL * max(1.0, abs(other))
 
 
 def _median_of(values: list[float]) -> float:
