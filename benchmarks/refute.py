@@ -138,10 +138,14 @@ def main() -> None:
     ap.add_argument("--lemma-climb", choices=("proxy", "none"), default="proxy",
                     help="what every other fresh restart of a lemma target climbs (search."
                          "LEMMA_CLIMB; none: the lemma's score, for comparison; use another --out)")
+    ap.add_argument("--no-grade", action="store_true",
+                    help="lemma targets: ties of the factor not broken by the claim's grade "
+                         "(state.GRADE; the ablation, use another --out)")
     args = ap.parse_args()
-    from optsched.experiments.worst import search
+    from optsched.experiments.worst import search, state
 
     search.LEMMA_CLIMB = None if args.lemma_climb == "none" else args.lemma_climb
+    state.GRADE = not args.no_grade
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "rows.jsonl"

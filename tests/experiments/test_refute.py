@@ -48,6 +48,27 @@ FOUND = [
      "lemma:lemma4", 6 / 5),
     ("ring_contention/refute_lemma4_proof_found_2.json", "ring_contention", "sjf_bco",
      "lemma:lemma4", 4.0),
+    # found by the search with Lemma 4's grade (Claim.grade: W^_max - ceil(Phi (u/l) theta*)),
+    # refute.py ring_lemma4_proof, seed 1, 128 s at load 2-4, kept as found (its shrunk form
+    # meets exactly 4.0, decided by the rounding tolerance): one 4-GPU server, three jobs,
+    # theta~ = 8 > ceil(Phi (u/l) theta*) = ceil(6.220) = 7 (Phi = u = 1, l = 0.801)
+    ("ring_contention/refute_lemma4_proof_found_3.json", "ring_contention", "sjf_bco_proof",
+     "lemma:lemma4", 8 / 7),
+    ("ring_contention/refute_lemma4_proof_found_3.json", "ring_contention", "sjf_bco",
+     "lemma:lemma4", 20 / 7),
+    # the same search before the b^i >= b^e hypothesis, seed 1 at 116 s, shrunk: one 3-GPU
+    # server, three jobs without gradients, theta~ = 8 > ceil(6.929) = 7
+    ("ring_contention/refute_lemma4_proof_found_4.json", "ring_contention", "sjf_bco_proof",
+     "lemma:lemma4", 8 / 7),
+    # found unaided by the search with A_mincost1's grade (share of Alg. 4 placement steps
+    # that miss the exact placement; refute.py mincost1_thm1, seed 0, 12.7 s at load ~2),
+    # shrunk: after job 0 takes slot 1 on server 1, Alg. 4 fills the unpriced 1-GPU server 0
+    # with job 1's worker and puts the PS on server 1, where the remote worker needs 3 PSs
+    # (cost 0.00296); the exact plan keeps the worker local to 1 PS on server 1 (0.00197)
+    ("elastic_cluster/refute_mincost1_found.json", "elastic_cluster", "a_online",
+     "lemma:mincost1", 1.5),
+    ("elastic_cluster/refute_mincost1_found.json", "elastic_cluster", "a_online_literal_pricing",
+     "lemma:mincost1", 1.5),
     # found by a directed random sampler (worker types without CPU demand), shrunk by worst's
     # shrinker: Alg. 4 costs 2.817 where the exact A_mincost1 finds 0 (factor 1 + 2.817)
     ("elastic_cluster/refute_mincost1.json", "elastic_cluster", "a_online", "lemma:mincost1",

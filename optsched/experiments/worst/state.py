@@ -70,6 +70,9 @@ DESCENT_TRIES = 40
 DESCENT_OPS = (op_flatten_list, op_equalise, op_flatten)
 #: Most zero entries a degenerate start of a lemma target gets (:meth:`Run.degenerate`).
 DEGENERATE_MAX = 3
+#: Whether the search breaks ties of a lemma's factor by the claim's grade (:meth:`Run.grade`;
+#: False: the ablation of benchmarks/refute.py ``--no-grade``).
+GRADE = True
 
 
 # --------------------------------------------------------------------------- the run
@@ -553,7 +556,8 @@ class Run:
         if old is None or r > old * (1 + REL):
             self.best[method] = row
             self.improvements.append([row.get("elapsed") or 0.0, r, method])
-        elif r >= old and graded_above(row.get("grade"), self.best[method].get("grade")):
+        elif GRADE and r >= old and graded_above(row.get("grade"),
+                                                 self.best[method].get("grade")):
             # the same score, closer to breaking the claim (Claim.grade): the kicks of the
             # search start from here; not an improvement of the score
             self.best[method] = row
@@ -566,7 +570,7 @@ class Run:
         :class:`~optsched.family.Claim` has a ``grade``), else None: the search's secondary key
         on ties of the score."""
         row = rows.get(method)
-        if row is None or not self.target.startswith("lemma:"):
+        if row is None or not GRADE or not self.target.startswith("lemma:"):
             return None
         return row.get("grade")
 
