@@ -3,6 +3,7 @@ paper's Fig. 3, and the Theorem 2 counterexample (docs/errata.md, ## cojob_netwo
 
 from __future__ import annotations
 
+import re
 
 import numpy as np
 import pytest
@@ -53,10 +54,28 @@ def test_exact_never_worse_than_the_heuristics(seed, monkeypatch):
     monkeypatch.setattr(cs_exact, "BUILD_OVERHEAD_S", 1e9)
     res = cs_exact.exact(inst, deadline=Deadline.after(30.0))     # solve() would go on to certify
     assert res.status is SolveStatus.TIME_LIMIT and res.info["stopped"].startswith("size guard")
-    assert res.info["not_built"].startswith("Model ")
+    assert re.fullmatch(r"Model [FE]: ~\d+\.\d s to build > \d+\.\d s left", res.info["not_built"])
     assert verify(inst, res.schedule) <= heuristics * (1 + 1e-9)
     assert res.info["incumbent"] in cs_exact.WARM_METHODS + ("local_search",)
     assert res.lower_bound == pytest.approx(cs_bounds.chain_bound(inst))
+
+
+def test_not_built_names_the_model_once(monkeypatch):
+    """A model over the size cap is named once, in the words of every family's guard
+    (:func:`optsched.solvers.guard.guard`): ``info["not_built"]`` and ``--write-model``'s error
+    read "size cap: Model F has ~N non-zeros > ..." (was "Model F: size cap: Model F has ...")."""
+    from optsched.errors import OptschedError
+    from optsched.solvers import guard as guard_module
+
+    inst = generate("tiny", 0)
+    monkeypatch.setattr(guard_module, "MAX_MODEL_TERMS", 1)
+    capped = r"size cap: Model {} has ~\d+ non-zeros > MAX_MODEL_TERMS = 1 \(never built, " \
+             r"whatever the time limit\)"
+    with pytest.raises(OptschedError) as err:
+        cs_exact.exact_model(inst, deadline=NEVER)
+    assert re.fullmatch("model not built: " + capped.format("F"), str(err.value))
+    out = cs_exact.exact(inst, deadline=Deadline.after(10.0))
+    assert re.fullmatch(capped.format("E"), out.info["not_built"]) and out.schedule is not None
 
 
 def _cj(iterations, *jobs, arrival=0.0):

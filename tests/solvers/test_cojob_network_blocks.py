@@ -1,5 +1,5 @@
 """improve's schedules outside the stage-order class (issue 19): stage orders whose neighbours
-share one priority class (:class:`~optsched.solvers.cojob_network.exact.Blocks`). Nothing shared is
+share one priority class (:class:`~optsched.solvers.cojob_network.search.Blocks`). Nothing shared is
 the paper's order-preserving scheduling, bit for bit; a candidate with a class merged or split is
 evaluated incrementally exactly as its full run; every schedule improve returns passes verify."""
 
@@ -10,9 +10,9 @@ import random
 import pytest
 
 from optsched import generate, solve, verify
-from optsched.deadline import Deadline
+from optsched.deadline import NEVER, Deadline
 from optsched.simulate.flows import StageOrder, simulate, sum_sct
-from optsched.solvers.cojob_network import exact as ex
+from optsched.solvers.cojob_network import search as ex
 from optsched.tolerance import at_most
 
 from tests.solvers.test_cojob_network_incremental import _base
@@ -47,14 +47,14 @@ def test_merged_and_split_neighbours_evaluated_incrementally_are_their_full_runs
     changed = 0
     for cand in ex._toggles(base):
         info = {"evaluated": 0, "unchanged": 0}
-        cost, moved = ex._evaluate(inst, base, cand, ex.NEVER, {"value": float("inf")}, info)
+        cost, moved = ex._evaluate(inst, base, cand, NEVER, {"value": float("inf")}, info)
         full = simulate(inst, ex.BlockOrder(cand), record=False)
         assert cost == sum_sct(inst, full)
         if moved is not None:
             changed += 1
             assert moved.end == {(g, k): full.S[g][k] for g, k in inst.stages}
             again = [c for c in ex._toggles(moved) if c.shared == frozenset()]
-            back, _ = ex._evaluate(inst, moved, again[0], ex.NEVER, {"value": float("inf")},
+            back, _ = ex._evaluate(inst, moved, again[0], NEVER, {"value": float("inf")},
                                    {"evaluated": 0, "unchanged": 0})
             assert back == base.value
     assert changed > 0 or preset == "tiny"

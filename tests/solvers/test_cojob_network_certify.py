@@ -14,7 +14,8 @@ from optsched.certificate import certify
 from optsched.deadline import Deadline
 from optsched.result import SolveStatus
 from optsched.solvers.cojob_network.bounds import order_bound
-from optsched.solvers.cojob_network.exact import completion_order, exact, improve
+from optsched.solvers.cojob_network.exact import exact
+from optsched.solvers.cojob_network.search import completion_order, improve
 from optsched.tolerance import at_most
 
 from tests.models.test_cojob_network_metamorphic import tiny_instances

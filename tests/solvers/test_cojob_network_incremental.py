@@ -10,8 +10,10 @@ import random
 import pytest
 
 from optsched import generate
+from optsched.deadline import NEVER
 from optsched.simulate.flows import Simulator, StageOrder, simulate, sum_sct
-from optsched.solvers.cojob_network import exact as ex
+from optsched.solvers.cojob_network import search as ex
+from optsched.solvers.cojob_network.exact import chain_orders
 
 FAMILY = "cojob_network"
 
@@ -19,7 +21,7 @@ FAMILY = "cojob_network"
 def _base(inst, order, every=3):
     old, ex.CHECK_EVERY = ex.CHECK_EVERY, every
     try:
-        return ex._simulate_order(inst, tuple(order), ex.NEVER, {"value": float("inf")},
+        return ex._simulate_order(inst, tuple(order), NEVER, {"value": float("inf")},
                                   {"evaluated": 0})
     finally:
         ex.CHECK_EVERY = old
@@ -28,7 +30,7 @@ def _base(inst, order, every=3):
 @pytest.mark.parametrize("preset,seed", [("tiny", s) for s in range(4)] + [("small", 0)])
 def test_resume_from_every_checkpoint_is_the_same_run(preset, seed):
     inst = generate(FAMILY, preset, seed)
-    order = ex.chain_orders(inst, 10**9)[0] if len(inst.stages) < 8 else tuple(
+    order = chain_orders(inst, 10**9)[0] if len(inst.stages) < 8 else tuple(
         sorted(inst.stages, key=lambda a: (a[1], a[0])))
     full = simulate(inst, StageOrder(order), record=False)
     checkpoints: list = []
@@ -50,7 +52,7 @@ def test_every_neighbour_evaluated_incrementally_is_its_full_run(preset, seed):
     resumed = 0
     for cand in ex._moves(order, rng):
         info = {"evaluated": 0, "unchanged": 0}
-        cost, moved = ex._evaluate(inst, base, cand, ex.NEVER, {"value": float("inf")}, info)
+        cost, moved = ex._evaluate(inst, base, cand, NEVER, {"value": float("inf")}, info)
         full = simulate(inst, StageOrder(cand), record=False)
         assert cost == sum_sct(inst, full)
         if moved is not None:
@@ -67,6 +69,6 @@ def test_paper_neighbours_evaluated_incrementally_are_their_full_runs():
     rng = random.Random(0)
     moves = list(ex._moves(order, rng))
     for cand in moves[-2:]:          # late moves: resumed far into the run
-        cost, _ = ex._evaluate(inst, base, cand, ex.NEVER, {"value": float("inf")},
+        cost, _ = ex._evaluate(inst, base, cand, NEVER, {"value": float("inf")},
                                {"evaluated": 0, "unchanged": 0})
         assert cost == sum_sct(inst, simulate(inst, StageOrder(cand), record=False))
