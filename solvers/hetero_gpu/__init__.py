@@ -8,7 +8,7 @@ lower_bound  aggregate LP with HSSW cuts (polynomial; valid at paper scale; dige
 fluid_bound  interval-indexed fluid LP over GPU classes on ever finer grids, with per-window rate
              rows (any-time; certify's lower side in issue 19's first passes; colgen_bound starts
              from it). certify's upper side is
-             ``exact.improve`` (priority search over Algorithm 1's list scheduling).
+             ``search.improve`` (priority search over Algorithm 1's list scheduling).
 colgen_bound Lagrangian / Dantzig-Wolfe bound: the GPU-class capacity priced, one exact DP per job
              over rounds x time slots (non-preemptive tasks, barrier chain), column generation
              on ever finer slot grids, warm-started from the fluid LP (any-time; certify's lower
@@ -52,7 +52,7 @@ from optsched.solvers.hetero_gpu.baselines import (
 from optsched.solvers.hetero_gpu.bounds import fluid_bound, lower_bound, rl_bound
 from optsched.solvers.hetero_gpu.cp import exact_cp
 from optsched.solvers.hetero_gpu.colgen import colgen_bound
-from optsched.solvers.hetero_gpu import exact
+from optsched.solvers.hetero_gpu import exact, search
 from optsched.workloads import hetero_gpu as _workloads
 
 METHODS = (
@@ -110,7 +110,7 @@ SPEC = Family(
     # ~200 s of a 600-s certify at load 20 and never won (benchmarks/README.md, certify)
     # bound: colgen_bound starts from the fluid LP's prices and value, so it is >= fluid_bound's
     # 100-interval grid from its first round (issue 19, third pass)
-    certify=CertifySpec(bound="colgen_bound", improve=exact.improve,
+    certify=CertifySpec(bound="colgen_bound", improve=search.improve,
                         starts=("hare_eft", "hare_est", "hare")),
     worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS,
                     (_workloads.gpu_column,)),

@@ -191,7 +191,7 @@ def list_runs(inst: Instance, xhat: dict, params: HareParams = HareParams(), *,
               ) -> tuple[list[tuple[int, int, int, int, float]], float]:
     """Algorithm 1, lines 1–18, given x̂ (digest §4.1): the runs ``(n, r, k, gpu, start)`` and
     their cost ``sum_n w_n C_n`` as the placement computed it (``verify`` recomputes it from the
-    runs; :func:`~optsched.solvers.hetero_gpu.exact.improve` verifies every schedule it keeps).
+    runs; :func:`~optsched.solvers.hetero_gpu.search.improve` verifies every schedule it keeps).
 
     Parameters
     ----------

@@ -324,7 +324,7 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     :data:`CG_TOLERANCE` (the Dantzig-Wolfe bound of the finest grid), else ``time_limit``
     (``info["stopped"]``: the deadline, the iteration cap ``max_iterations`` per grid, or a grid
     not started for lack of time). Its ``guide`` (:attr:`~optsched.result.Outcome.guide`, for
-    :func:`~optsched.solvers.hetero_gpu.exact.improve`) is :meth:`Master.guide` of the finest grid
+    :func:`~optsched.solvers.hetero_gpu.search.improve`) is :meth:`Master.guide` of the finest grid
     whose master converged (of the last solved one when none did; None when no master was solved).
     """
     from optsched.solvers.hetero_gpu.bounds import list_horizon
@@ -476,7 +476,7 @@ def _fluid_start(inst: Instance, horizon: float, intervals: int, sj: SlotJobs,
 
 @dataclass(frozen=True)
 class Guide:
-    """What :func:`colgen_bound` hands to :func:`~optsched.solvers.hetero_gpu.exact.improve`
+    """What :func:`colgen_bound` hands to :func:`~optsched.solvers.hetero_gpu.search.improve`
     (:attr:`~optsched.result.Outcome.guide`): per job n, the column that carries the most weight
     lambda in the last master LP solved. A schedule of the relaxation, not of Hare_Sched: a
     priority (and a GPU class per round) for Algorithm 1's list scheduling (the "LP-based

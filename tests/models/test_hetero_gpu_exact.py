@@ -12,6 +12,7 @@ from optsched.models import hetero_gpu as hm
 from optsched.problems.hetero_gpu import Instance, Job
 from optsched.solvers.hetero_gpu import algorithm as hs_algorithm
 from optsched.solvers.hetero_gpu import exact as hs_exact
+from optsched.solvers.hetero_gpu import search as hs_search
 from optsched.solvers.highs import solve_model
 
 from tests.models.test_hetero_gpu import HAND_MADE
@@ -176,11 +177,11 @@ def test_three_round_jobs_equal_brute_force(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_list_rescheduling_never_worsens_the_start(seed):
-    """_improve keeps the best verified cost: never above the heuristic it starts from."""
+    """reschedule keeps the best verified cost: never above the heuristic it starts from."""
     inst = generate("hetero_gpu", "small", seed, max_tasks=16, n_jobs=(10, 10))
     first = hs_algorithm.hare(inst, hs_exact.EXACT_START, deadline=Deadline.after(30)).schedule
     cost = verify(inst, first)
-    sched, better, _ = hs_exact._improve(inst, first, cost, "hare", Deadline.after(30))
+    sched, better, _ = hs_search.reschedule(inst, first, cost, "hare", Deadline.after(30))
     assert verify(inst, sched) == pytest.approx(better, rel=1e-12)
     assert better <= cost
 

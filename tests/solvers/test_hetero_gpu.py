@@ -179,7 +179,7 @@ def test_exact_too_big_to_build_returns_the_hare_schedule():
     res = solve(inst, "exact", time_limit=30.0)
     assert res.objective < float("inf")
     # issue 19: the model is not built (info["not_built"]) and solve goes on with certify
-    assert res.info["not_built"].startswith("size guard") and res.info["certified"]
+    assert res.info["not_built"].startswith("size cap: Hare_Sched has ~") and res.info["certified"]
     assert res.lower_bound <= res.objective
     assert res.objective <= solve(inst, "hare").objective  # never worse than Hare on the LP
 

@@ -197,7 +197,7 @@ def test_guide_is_a_relaxed_schedule_and_improve_uses_it():
     after the (slot-rounded) arrival, rounds in order; improve given it starts from it (its
     first evaluations are the guide's) and never returns worse than its start."""
     from optsched.problems.hetero_gpu import verify
-    from optsched.solvers.hetero_gpu.exact import improve
+    from optsched.solvers.hetero_gpu.search import improve
 
     inst = generate(FAMILY, "small", 0)
     out = cg.colgen_bound(inst, deadline=Deadline.after(60), grids=GRIDS)
