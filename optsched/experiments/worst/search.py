@@ -56,7 +56,8 @@ def evolve(run: Run, ex) -> None:
             # and rising on the ratio (PDA with more and more stages behind a long one)
             # a lemma target has no reference: its climb is on ALG / the best baseline (the
             # lemma's score is flat at 1 where the statement is tight -- Lemma 4's rounded
-            # theta, A_mincost1 equal to the exact cost -- and gives no direction there)
+            # theta, A_mincost1 equal to the exact cost -- and gives no direction there but
+            # through the claim's grade, which the other restarts break its ties by)
             metric = None
             if not kicked and fresh % 2 == 0:
                 metric = {"violation": "ratio"}.get(run.target,
