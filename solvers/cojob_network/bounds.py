@@ -150,7 +150,7 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     MILP stopped by the deadline returns its dual bound, still valid (status ``time_limit``).
 
     The stage order of F's best solution is returned as ``guide`` (certify hands it to
-    :func:`.exact.improve`, which starts from the better of it and its start schedule).
+    :func:`.search.improve`, which starts from the better of it and its start schedule).
     """
     from optsched.solvers.cojob_network.exact import solve_model_f
 
