@@ -405,7 +405,7 @@ def colgen_bound(instance: Instance, *, deadline: Deadline, seed: int = 0,
     passes while the pools are set up, no LP is built (``info["skipped"]``) and the trivial
     bound is returned, status ``time_limit``. The Outcome's ``guide`` is the last master LP's
     mean start and end slot of every job (:func:`_means`; None when no LP was solved), which
-    certify hands to :func:`~optsched.solvers.edge_cloud.exact.improve` as list orders.
+    certify hands to :func:`~optsched.solvers.edge_cloud.search.improve` as list orders.
     """
     info: dict[str, Any] = {}
     if start is None:
@@ -468,7 +468,7 @@ def _means(instance: Instance, master: _PoolMaster,
            x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The mean start and end slot of every job in the master's LP solution ``x`` (weighted by
     it): :func:`colgen_bound`'s guide, read by the improvement
-    (:func:`optsched.solvers.edge_cloud.exact.improve`) as list orders."""
+    (:func:`optsched.solvers.edge_cloud.search.improve`) as list orders."""
     start, end = np.zeros(len(instance.jobs)), np.zeros(len(instance.jobs))
     for col, val in zip(master.columns, x):
         start[col.job] += val * col.start

@@ -1,18 +1,15 @@
 """edge_cloud: ``exact``, the configuration MILP of (2) over the columns that survive Lagrangian
-reduced-cost fixing (:func:`optsched.solvers.edge_cloud.bounds.reduced_columns`), HiGHS, gap 0,
-and certify's improvement :func:`improve` (its list scheduling and search in :mod:`.search`).
+reduced-cost fixing (:func:`optsched.solvers.edge_cloud.bounds.reduced_columns`), HiGHS, gap 0.
+Certify's improvement is :func:`~optsched.solvers.edge_cloud.search.improve`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
 from optsched.deadline import Deadline
-from optsched.problems.edge_cloud import Instance, Schedule, verify
+from optsched.problems.edge_cloud import Instance
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud.bounds import reduced_columns
 from optsched.tolerance import at_most
@@ -86,54 +83,3 @@ def exact_model(instance: Instance, *, deadline: Deadline) -> Any:
     model.name = (f"edge_cloud exact: column MILP of (2) over the columns kept by reduced-cost "
                   f"fixing, incumbent {ub:g}, bound {bound:g}")
     return model
-
-
-# ------------------------------------------------------------ certify's upper side: improvement
-def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            goal: float | None = None,
-            guide: tuple[np.ndarray, np.ndarray] | None = None) -> Outcome:
-    """Any-time improvement of a verified schedule (certify's upper side; ours, not the paper's).
-
-    1. List schedules by :class:`~.search.Placer` (earliest completion over co-located *and*
-       distributed placements, eq. (1)) in the orders of: arrival, start in ``start``, arrival
-       plus single-job flow, and (given ``guide``, the pool LP's mean start and end slot of every job, which
-       :func:`~optsched.solvers.edge_cloud.colgen.colgen_bound` returns and certify hands on)
-       the LP's mean start, end and midpoint (LP-based list scheduling).
-    2. Randomised list orders around the best schedule (:func:`~.search.local_search`): its
-       starts perturbed by a normal noise of :data:`~.search.SIGMAS` run lengths; a list of no
-       larger flow is kept.
-
-    Never worse than ``start`` (returned when nothing beats it); every returned schedule passes
-    :func:`verify`; ``deadline`` is checked before every placement. ``goal`` (a valid lower bound,
-    certify's) stops step 2 once a schedule meets it.
-    """
-    from optsched.solvers.edge_cloud import search
-    from optsched.solvers.edge_cloud.bounds import single_job_flow
-
-    best, best_value = start, verify(instance, start)
-    info: dict[str, Any] = {"start": best_value, "moves": 0, "kept": 0}
-    jobs = range(len(instance.jobs))
-    arrival = [instance.jobs[j].arrival for j in jobs]
-    keys = {"arrival": arrival, "start": [start.runs[j][0].start for j in jobs],
-            "arrival+flow": [arrival[j] + single_job_flow(instance, j) for j in jobs]}
-    if guide is not None:          # the pool LP's mean starts and ends (colgen_bound's guide)
-        lp_start, lp_end = guide
-        keys.update(lp_start=list(lp_start), lp_end=list(lp_end), lp_mid=list(lp_start + lp_end))
-    order, value, runs = None, math.inf, {}
-    for name, key in keys.items():
-        placer = search.list_schedule(instance, sorted(jobs, key=lambda j: (key[j], j)), deadline)
-        if placer is None:
-            break
-        flow = search.total_flow(instance, placer.runs)
-        info[f"list_{name}"] = flow
-        if flow < value:
-            order, value, runs = name, flow, dict(placer.runs)
-    info["order"] = order
-    if order is not None:
-        value, runs = search.local_search(instance, value, runs, deadline, seed, info, goal)
-        sched = Schedule.single([runs[j] for j in jobs])
-        if verify(instance, sched) < best_value:
-            best, best_value = sched, verify(instance, sched)
-    info["value"] = best_value
-    status = SolveStatus.TIME_LIMIT if deadline.expired() else SolveStatus.FEASIBLE
-    return Outcome(best, status, None, info)

@@ -2,18 +2,21 @@
 list scheduling with distributed as well as co-located placements (eq. (1) of She et al.:
 ``R^0`` worker-slots over any ready servers, or ``R^1`` all on one server with its PS), and a
 randomised search over list orders around the best schedule.
-:func:`~optsched.solvers.edge_cloud.exact.improve` drives it; moved out of :mod:`.exact` (issue
-20) to give every family's search the same place, unchanged.
+:func:`improve` drives it and is certify's ``improve``; moved out of :mod:`.exact` (issue 20),
+with the search itself before it, to give every family's search the same place, unchanged.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
+from typing import Any
 
 import numpy as np
 
 from optsched.deadline import Deadline
-from optsched.problems.edge_cloud import Instance, Run
+from optsched.problems.edge_cloud import Instance, Run, Schedule, verify
+from optsched.result import Outcome, SolveStatus
 from optsched.solvers.edge_cloud.baselines import CapacityLine
 from optsched.tolerance import at_most
 
@@ -172,7 +175,7 @@ def total_flow(instance: Instance, runs: dict[int, Run]) -> int:
 
 def local_search(instance: Instance, value: float, runs: dict[int, Run], deadline: Deadline,
                  seed: int, info: dict, goal: float | None = None) -> tuple[float, dict[int, Run]]:
-    """Step 2 of :func:`~optsched.solvers.edge_cloud.exact.improve`: list schedules in the order
+    """Step 2 of :func:`improve`: list schedules in the order
     of the best schedule's starts perturbed by ``N(0, sigma^2)`` times each run's length (sigma
     cycling through :data:`SIGMAS`); a schedule of no larger total flow replaces the best.
     Returns (the best total flow, its runs); counts ``info["moves"]`` and ``info["kept"]``."""
@@ -192,4 +195,54 @@ def local_search(instance: Instance, value: float, runs: dict[int, Run], deadlin
     return value, runs
 
 
-__all__ = ["SIGMAS", "Placer", "list_schedule", "local_search", "total_flow"]
+# ------------------------------------------------------------ certify's upper side: improvement
+def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None,
+            guide: tuple[np.ndarray, np.ndarray] | None = None) -> Outcome:
+    """Any-time improvement of a verified schedule (certify's upper side; ours, not the paper's).
+
+    1. List schedules by :class:`Placer` (earliest completion over co-located *and*
+       distributed placements, eq. (1)) in the orders of: arrival, start in ``start``, arrival
+       plus single-job flow, and (given ``guide``, the pool LP's mean start and end slot of every job, which
+       :func:`~optsched.solvers.edge_cloud.colgen.colgen_bound` returns and certify hands on)
+       the LP's mean start, end and midpoint (LP-based list scheduling).
+    2. Randomised list orders around the best schedule (:func:`local_search`): its
+       starts perturbed by a normal noise of :data:`SIGMAS` run lengths; a list of no
+       larger flow is kept.
+
+    Never worse than ``start`` (returned when nothing beats it); every returned schedule passes
+    :func:`verify`; ``deadline`` is checked before every placement. ``goal`` (a valid lower bound,
+    certify's) stops step 2 once a schedule meets it.
+    """
+    from optsched.solvers.edge_cloud.bounds import single_job_flow
+
+    best, best_value = start, verify(instance, start)
+    info: dict[str, Any] = {"start": best_value, "moves": 0, "kept": 0}
+    jobs = range(len(instance.jobs))
+    arrival = [instance.jobs[j].arrival for j in jobs]
+    keys = {"arrival": arrival, "start": [start.runs[j][0].start for j in jobs],
+            "arrival+flow": [arrival[j] + single_job_flow(instance, j) for j in jobs]}
+    if guide is not None:          # the pool LP's mean starts and ends (colgen_bound's guide)
+        lp_start, lp_end = guide
+        keys.update(lp_start=list(lp_start), lp_end=list(lp_end), lp_mid=list(lp_start + lp_end))
+    order, value, runs = None, math.inf, {}
+    for name, key in keys.items():
+        placer = list_schedule(instance, sorted(jobs, key=lambda j: (key[j], j)), deadline)
+        if placer is None:
+            break
+        flow = total_flow(instance, placer.runs)
+        info[f"list_{name}"] = flow
+        if flow < value:
+            order, value, runs = name, flow, dict(placer.runs)
+    info["order"] = order
+    if order is not None:
+        value, runs = local_search(instance, value, runs, deadline, seed, info, goal)
+        sched = Schedule.single([runs[j] for j in jobs])
+        if verify(instance, sched) < best_value:
+            best, best_value = sched, verify(instance, sched)
+    info["value"] = best_value
+    status = SolveStatus.TIME_LIMIT if deadline.expired() else SolveStatus.FEASIBLE
+    return Outcome(best, status, None, info)
+
+
+__all__ = ["SIGMAS", "Placer", "improve", "list_schedule", "local_search", "total_flow"]

@@ -16,7 +16,8 @@ from optsched.problems.edge_cloud import verify
 from optsched.result import SolveStatus
 from optsched.solvers.edge_cloud.bounds import serial_schedule
 from optsched.solvers.edge_cloud.colgen import colgen_bound
-from optsched.solvers.edge_cloud.exact import exact, improve
+from optsched.solvers.edge_cloud.exact import exact
+from optsched.solvers.edge_cloud.search import improve
 from optsched.tolerance import at_most
 from optsched.workloads.edge_cloud import generate
 
