@@ -22,7 +22,7 @@ a_online_alpha4_eft
 fifo, drf, antman, tiresias   the paper's baselines (Sec. 7; digest Sec. 4.8 reimplementation).
 
 certify (issue 19): ``lower_bound`` on the lower side; on the upper side the starts DRF, FIFO and
-compact A_online, then :func:`~.exact.improve` (earliest-finish re-insertion over every
+compact A_online, then :func:`~.search.improve` (earliest-finish re-insertion over every
 non-dominated configuration, list scheduling and ruin and recreate, :mod:`.search`).
 
 The four A_online methods are one function, :func:`~.aonline.a_online`, registered with four
@@ -50,7 +50,7 @@ from optsched.solvers.elastic_cluster.baselines import (
 )
 from optsched.solvers.elastic_cluster.bounds import lower_bound
 from optsched.solvers.elastic_cluster.cp import exact_cp
-from optsched.solvers.elastic_cluster import exact
+from optsched.solvers.elastic_cluster import exact, search
 from optsched.workloads import elastic_cluster as _workloads
 
 #: The registered readings of A_online (one function, four parameter sets).
@@ -123,7 +123,7 @@ SPEC = Family(
     # issue 19: the bound is the every-job-alone / mean-busy-time bound; the upper side starts
     # from the fast heuristics (the A_online readings take tens of seconds at paper scale and are
     # far worse) and improves by earliest-finish list scheduling and ruin and recreate
-    certify=CertifySpec(bound="lower_bound", improve=exact.improve,
+    certify=CertifySpec(bound="lower_bound", improve=search.improve,
                         starts=("drf", "fifo", "a_online_compact")),
     worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS,
                     claims=_workloads.CLAIMS),

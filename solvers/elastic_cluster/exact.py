@@ -1,5 +1,6 @@
 """elastic_cluster: ``exact``, the time-indexed configuration MILP of problem (4)
 (:mod:`optsched.models.elastic_cluster`) started from the best verified heuristic, with its size guard.
+Certify's improvement is :func:`~optsched.solvers.elastic_cluster.search.improve`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from optsched.solvers.elastic_cluster.bounds import (
 )
 from optsched.solvers.elastic_cluster.placement import fastest_alone, infeasible_outcome
 from optsched.solvers.guard import Refusal, guard
-from optsched.tolerance import at_most
 
 if TYPE_CHECKING:
     from optsched.models.elastic_cluster import Pattern
@@ -402,62 +402,3 @@ def short_reason(why: str, width: int = 80) -> str:
     """
     head = why.split(" (")[0].split(";")[0].strip()
     return head if len(head) <= width else head[:width - 3] + "..."
-
-
-#: Jobs removed per ruin-and-recreate move of :func:`improve` (cycled).
-RUIN_SIZES = (2, 3, 4, 6)
-
-
-def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            goal: float | None = None) -> Outcome:
-    """Any-time improvement of the verified schedule ``start`` (certify's upper side, issue 19).
-
-    First an earliest-finish list schedule over every non-dominated configuration of (2f) / (2g)
-    is built from scratch (:func:`~.search.list_schedule`, jobs by a_j + d_j^min); the better of
-    it and ``start`` goes on (when the deadline cut the list short, every job of ``start`` is
-    re-inserted alone at its earliest completion, :meth:`~.search.Search.sweep`) to ruin and
-    recreate
-    (:class:`~.search.Search`): a few jobs running at a random slot are removed and re-inserted
-    at their earliest completion, the change kept when sum_j w_j c_j drops. Ours, not the
-    paper's; it reuses the baselines' :class:`~.baselines.Timeline` and :func:`~.baselines.place`.
-
-    Parameters
-    ----------
-    inst
-        The instance.
-    start
-        A schedule :func:`verify` accepts (non-preemptive).
-    deadline
-        Checked per inserted job and per move; a move takes a fraction of a second at paper
-        scale.
-    seed
-        Seeds the moves.
-    goal
-        A valid lower bound on the optimum (certify's): the search stops once its cost meets it
-        (the schedule is then optimal); None: it runs until the deadline.
-
-    Returns
-    -------
-    Outcome
-        Status ``feasible``; the schedule is never worse than ``start`` and every schedule kept
-        was verified; ``info`` gives the start's and the list schedule's costs and the moves
-        tried and kept.
-    """
-    from optsched.solvers.elastic_cluster import search
-
-    best, value = list(start.plans), verify(inst, start)
-    info: dict[str, Any] = {"start_cost": value}
-    if deadline.expired():
-        return Outcome(start, SolveStatus.FEASIBLE, None, {**info, "stopped": "deadline"})
-    seeded = search.list_schedule(inst, search.orders(inst, deadline)[-1], deadline)
-    found = None if seeded is None else search.checked(inst, seeded)
-    info["list_cost"] = found
-    state = search.Search(inst, seeded if found is not None and found < value else best, seed)
-    if found is None:  # the deadline cut the list schedule short: improve the start job by job
-        state.sweep(deadline)
-    while not deadline.expired() and not (goal is not None and at_most(state.value, goal)):
-        state.step(RUIN_SIZES[state.tries % len(RUIN_SIZES)], deadline)
-    if state.value < value:
-        best, value = state.plans, state.value
-    info.update({"moves": state.tries, "kept": state.kept, "cost": value})
-    return Outcome(Schedule(tuple(best)), SolveStatus.FEASIBLE, None, info)

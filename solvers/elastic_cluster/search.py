@@ -8,19 +8,25 @@ number of workers (2g) and duration (2f) -- and the start that complete it first
 on servers is the baselines' :func:`~.baselines.place` (first server that holds all workers and
 PSs, else workers packed over servers and the PSs on one server meeting (2i)). Starts are tried
 at a_j (2j) and at every completion of an inserted job (the free capacity only grows there).
+
+:func:`improve` drives them and is certify's ``improve``; moved out of :mod:`.exact` (issue 20)
+unchanged, with :data:`RUIN_SIZES`, to give every family's search the same place.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule
 from optsched.problems.elastic_cluster import Instance, Plan, Schedule, memo, verify
+from optsched.result import Outcome, SolveStatus
 from optsched.solvers.elastic_cluster.baselines import Timeline, place
 from optsched.solvers.elastic_cluster.placement import room
+from optsched.tolerance import at_most
 
 
 @dataclass(frozen=True)
@@ -239,3 +245,62 @@ def _use(inst: Instance, plan: Plan) -> np.ndarray:
     if inst.is_ps:
         use = use + np.outer(plan.ps, inst.z[plan.ps_type])
     return use
+
+
+#: Jobs removed per ruin-and-recreate move of :func:`improve` (cycled).
+RUIN_SIZES = (2, 3, 4, 6)
+
+
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
+    """Any-time improvement of the verified schedule ``start`` (certify's upper side, issue 19).
+
+    First an earliest-finish list schedule over every non-dominated configuration of (2f) / (2g)
+    is built from scratch (:func:`list_schedule`, jobs by a_j + d_j^min); the better of
+    it and ``start`` goes on (when the deadline cut the list short, every job of ``start`` is
+    re-inserted alone at its earliest completion, :meth:`Search.sweep`) to ruin and
+    recreate
+    (:class:`Search`): a few jobs running at a random slot are removed and re-inserted
+    at their earliest completion, the change kept when sum_j w_j c_j drops. Ours, not the
+    paper's; it reuses the baselines' :class:`~.baselines.Timeline` and :func:`~.baselines.place`.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    start
+        A schedule :func:`verify` accepts (non-preemptive).
+    deadline
+        Checked per inserted job and per move; a move takes a fraction of a second at paper
+        scale.
+    seed
+        Seeds the moves.
+    goal
+        A valid lower bound on the optimum (certify's): the search stops once its cost meets it
+        (the schedule is then optimal); None: it runs until the deadline.
+
+    Returns
+    -------
+    Outcome
+        Status ``feasible``; the schedule is never worse than ``start`` and every schedule kept
+        was verified; ``info`` gives the start's and the list schedule's costs and the moves
+        tried and kept.
+    """
+    best, value = list(start.plans), verify(inst, start)
+    info: dict[str, Any] = {"start_cost": value}
+    if deadline.expired():
+        return Outcome(start, SolveStatus.FEASIBLE, None, {**info, "stopped": "deadline"})
+    seeded = list_schedule(inst, orders(inst, deadline)[-1], deadline)
+    found = None if seeded is None else checked(inst, seeded)
+    info["list_cost"] = found
+    # found is not None only when seeded is not None (typed Any while this ran from exact.py)
+    state = Search(inst, seeded if found is not None and found < value else best,  # type: ignore[arg-type]
+                   seed)
+    if found is None:  # the deadline cut the list schedule short: improve the start job by job
+        state.sweep(deadline)
+    while not deadline.expired() and not (goal is not None and at_most(state.value, goal)):
+        state.step(RUIN_SIZES[state.tries % len(RUIN_SIZES)], deadline)
+    if state.value < value:
+        best, value = state.plans, state.value
+    info.update({"moves": state.tries, "kept": state.kept, "cost": value})
+    return Outcome(Schedule(tuple(best)), SolveStatus.FEASIBLE, None, info)

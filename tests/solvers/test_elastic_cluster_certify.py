@@ -15,7 +15,8 @@ from optsched.problems.elastic_cluster import verify
 from optsched.result import SolveStatus
 from optsched.solvers.elastic_cluster import SPEC
 from optsched.solvers.elastic_cluster.bounds import lower_bound
-from optsched.solvers.elastic_cluster.exact import improve, short_reason
+from optsched.solvers.elastic_cluster.exact import short_reason
+from optsched.solvers.elastic_cluster.search import improve
 from tests.models.test_elastic_cluster_metamorphic import tiny_instances
 from tests.solvers.test_elastic_cluster_robust import instances
 
