@@ -1,5 +1,6 @@
 """ring_contention: ``exact``, M1 (digest Sec. 3.3) as a pulse time-indexed MILP with its size guard,
-the heuristic horizon and the stage-1 feasibility MILP at the lower bound.
+the heuristic horizon and the stage-1 feasibility MILP at the lower bound. Certify's improvement
+is :func:`~optsched.solvers.ring_contention.search.improve`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from typing import Any, Callable, Sequence
 from optsched.deadline import Deadline
 from optsched.errors import InfeasibleSchedule, OptschedError
 from optsched.problems.ring_contention import Instance, Schedule, completion_times
-from optsched import tolerance
 from optsched.result import Outcome, SolveStatus
 from optsched.solvers.ring_contention.algorithm import (
     SjfBcoParams,
@@ -291,75 +291,3 @@ def _not_worse(inst: Instance, out: Outcome, incumbent: Schedule | None, ub: int
         return out
     status = SolveStatus.TIME_LIMIT if out.status is SolveStatus.TIME_LIMIT else SolveStatus.FEASIBLE
     return Outcome(incumbent, status, out.lower_bound, {**out.info, "incumbent": "heuristic"})
-
-
-# ----------------------------------------------------------------------------------------------
-# Upper side of certify (issue 19)
-# ----------------------------------------------------------------------------------------------
-
-def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
-            goal: float | None = None) -> Outcome:
-    """Any-time improvement of the verified schedule ``start`` (certify's upper side).
-
-    Local search over the decision the family's list scheduler takes — the job order, and per
-    job whether a ring may be split when no server has room — from longest-first (LPT) orders
-    and from ``start``'s own start order (:mod:`.search`). Two evaluators share the time: the
-    serial scheme with backfilling over one-server rings (:class:`~.search.ServerProfiles`,
-    no contention (6), fixed durations; only when every job fits on one server), then the
-    family's event-driven pass (:func:`~.algorithm.run_pass`, exact (6)–(9), split rings
-    allowed). Every makespan is the one verify recomputes; the schedule returned is ``start``
-    unless a strictly shorter one was found.
-
-    Parameters
-    ----------
-    inst
-        The instance.
-    start
-        A schedule verify accepts.
-    deadline
-        Checked before every evaluation (one evaluation takes 10-100 ms at paper scale).
-    seed
-        Seeds the moves (``numpy.random.default_rng``).
-    goal
-        A valid lower bound on the optimal makespan (certify's); the search stops once it is met,
-        as it does at the family's own LB_len / LB_area / LB_conf (the larger of the two counts).
-
-    Returns
-    -------
-    Outcome
-        ``feasible`` with the best schedule, or ``time_limit`` when the deadline had expired
-        before any search; ``info``: evaluations and makespan per evaluator.
-    """
-    import numpy as np
-
-    from optsched.solvers.ring_contention import search as rs
-
-    best_value, best = max(completion_times(inst, start)), start
-    rng = np.random.default_rng(seed)
-    orders = rs.longest_first_orders(inst)
-    orders.append(sorted(range(len(inst.jobs)), key=lambda j: (start.starts[j], j)))
-    phases = [(name, ev, flags) for name, ev, flags in (
-        ("one_server", rs.profile_evaluator(inst), [False]),
-        ("pass", rs.pass_evaluator(inst), [False, True])) if ev is not None]
-    info: dict[str, Any] = {"start": best_value}
-    if deadline.expired():
-        return Outcome(start, SolveStatus.TIME_LIMIT, info=info)
-    from optsched.problems.ring_contention import simple_lower_bound
-
-    target = max(simple_lower_bound(inst).values())
-    if goal is not None:   # makespans are integers: a bound of 7.2 is met by 8
-        target = max(target, math.ceil(goal - tolerance.slack(goal)))
-    for k, (name, evaluate, flags) in enumerate(phases):
-        if best_value <= target:
-            break
-        phase = deadline.within(deadline.limit(1.0 / (len(phases) - k)))
-        found = rs.starts_of(evaluate, orders, flags, inst.horizon)
-        if not found or deadline.expired():
-            continue
-        cand, evaluations = rs.climb(evaluate, min(found, key=lambda c: c.makespan), phase, rng,
-                                     target)
-        info[name] = {"makespan": cand.makespan, "evaluations": evaluations}
-        if cand.makespan < best_value:
-            best_value, best = cand.makespan, cand.schedule
-    info["makespan"] = best_value
-    return Outcome(best, SolveStatus.FEASIBLE, info=info)

@@ -9,18 +9,22 @@ term xi_2 in (8)) is the classical LPT rule. Two evaluators score a list: the pa
 in list order at a monotone clock; per job a flag says whether a ring may be split across servers
 when no single server has room) and, when every job fits on one server, a serial scheme with
 backfilling over one-server rings (:class:`ServerProfiles`). :func:`climb` is an iterated local
-search over the list; :func:`~optsched.solvers.ring_contention.exact.improve` drives it.
+search over the list; :func:`improve` drives it and is certify's ``improve`` (moved out of
+:mod:`.exact` unchanged, issue 20, to give every family's search the same place).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
 
+from optsched import tolerance
 from optsched.deadline import Deadline
-from optsched.problems.ring_contention import Instance, Schedule
+from optsched.problems.ring_contention import Instance, Schedule, completion_times
+from optsched.result import Outcome, SolveStatus
 from optsched.solvers.ring_contention.algorithm import Pass, Rule, run_pass
 
 
@@ -296,3 +300,71 @@ def resume_point(parent: Candidate | None, order: list[int]) -> Snapshot | None:
     same = next((i for i, (a, b) in enumerate(zip(order, parent.order)) if a != b), len(order))
     usable = [snap for snap in parent.memo if snap[0] <= same]
     return usable[-1] if usable else None
+
+
+# ----------------------------------------------------------------------------------------------
+# Upper side of certify (issue 19)
+# ----------------------------------------------------------------------------------------------
+
+def improve(inst: Instance, start: Schedule, *, deadline: Deadline, seed: int = 0,
+            goal: float | None = None) -> Outcome:
+    """Any-time improvement of the verified schedule ``start`` (certify's upper side).
+
+    Local search over the decision the family's list scheduler takes — the job order, and per
+    job whether a ring may be split when no server has room — from longest-first (LPT) orders
+    and from ``start``'s own start order (this module). Two evaluators share the time: the
+    serial scheme with backfilling over one-server rings (:class:`ServerProfiles`,
+    no contention (6), fixed durations; only when every job fits on one server), then the
+    family's event-driven pass (:func:`~.algorithm.run_pass`, exact (6)–(9), split rings
+    allowed). Every makespan is the one verify recomputes; the schedule returned is ``start``
+    unless a strictly shorter one was found.
+
+    Parameters
+    ----------
+    inst
+        The instance.
+    start
+        A schedule verify accepts.
+    deadline
+        Checked before every evaluation (one evaluation takes 10-100 ms at paper scale).
+    seed
+        Seeds the moves (``numpy.random.default_rng``).
+    goal
+        A valid lower bound on the optimal makespan (certify's); the search stops once it is met,
+        as it does at the family's own LB_len / LB_area / LB_conf (the larger of the two counts).
+
+    Returns
+    -------
+    Outcome
+        ``feasible`` with the best schedule, or ``time_limit`` when the deadline had expired
+        before any search; ``info``: evaluations and makespan per evaluator.
+    """
+    best_value, best = max(completion_times(inst, start)), start
+    rng = np.random.default_rng(seed)
+    orders = longest_first_orders(inst)
+    orders.append(sorted(range(len(inst.jobs)), key=lambda j: (start.starts[j], j)))
+    phases = [(name, ev, flags) for name, ev, flags in (
+        ("one_server", profile_evaluator(inst), [False]),
+        ("pass", pass_evaluator(inst), [False, True])) if ev is not None]
+    info: dict[str, Any] = {"start": best_value}
+    if deadline.expired():
+        return Outcome(start, SolveStatus.TIME_LIMIT, info=info)
+    from optsched.problems.ring_contention import simple_lower_bound
+
+    target = max(simple_lower_bound(inst).values())
+    if goal is not None:   # makespans are integers: a bound of 7.2 is met by 8
+        target = max(target, math.ceil(goal - tolerance.slack(goal)))
+    for k, (name, evaluate, flags) in enumerate(phases):
+        if best_value <= target:
+            break
+        phase = deadline.within(deadline.limit(1.0 / (len(phases) - k)))
+        found = starts_of(evaluate, orders, flags, inst.horizon)
+        if not found or deadline.expired():
+            continue
+        cand, evaluations = climb(evaluate, min(found, key=lambda c: c.makespan), phase, rng,
+                                  target)
+        info[name] = {"makespan": cand.makespan, "evaluations": evaluations}
+        if cand.makespan < best_value:
+            best_value, best = cand.makespan, cand.schedule
+    info["makespan"] = best_value
+    return Outcome(best, SolveStatus.FEASIBLE, info=info)

@@ -13,7 +13,7 @@ from optsched.deadline import Deadline
 from optsched.problems.ring_contention import verify
 from optsched.result import SolveStatus
 from optsched.solvers.ring_contention.bounds import lower_bound
-from optsched.solvers.ring_contention.exact import improve
+from optsched.solvers.ring_contention.search import improve
 from optsched.tolerance import at_most
 from tests.helpers import proven
 from tests.models.test_ring_contention_metamorphic import tiny_instances
