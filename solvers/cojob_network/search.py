@@ -117,7 +117,7 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     if base is not None and deadline.end is not None:   # one recorded run at the end
         reserve += RECORD_MARGIN * (time.perf_counter() - began) / max(1, info["evaluated"])
     if deadline.end is not None:                      # the last SLOT_SHARE: the slot LP
-        reserve += SLOT_SHARE * max(0.0, deadline.end - time.perf_counter() - reserve)
+        reserve += SLOT_SHARE * max(0.0, (deadline.remaining() or 0.0) - reserve)
     search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
 
     def done() -> bool:
