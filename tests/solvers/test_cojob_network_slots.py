@@ -130,3 +130,20 @@ def test_improve_keeps_the_slot_schedule_when_it_is_better():
     assert "slot_passes" in out.info
     if out.info.get("source") == "slot_lp":
         assert out.schedule.policy == "slot_lp" and value == out.info["value"]
+
+
+def test_a_pass_verify_rejects_is_dropped_not_raised():
+    """Found by the metamorphic scaling property (exact, no time limit then): flows of 0.5 and
+    100 bytes, arrivals 2.5; a slot schedule once labelled an iteration before its release.
+    polish never raises: a pass verify rejects is skipped; whatever it returns passes verify."""
+    inst = Instance(2, (
+        Cojob(0.0, (2,), (Job(1, ((0, 0, 0.5),)),)),
+        Cojob(2.5, (2, 4), (Job(2, ((1, 0, 0.5), (0, 1, 100.0), (1, 1, 3.0))),)),
+        Cojob(2.5, (1, 2), (Job(2, ((1, 1, 0.5),)), Job(1, ((0, 0, 2.0), (1, 0, 2.0),
+                                                            (0, 1, 0.5)))))), name="scaled")
+    for scale in (1.0, 253.9):
+        scaled = dataclasses.replace(inst, capacity=inst.capacity * scale) if scale != 1 else inst
+        found = slots.polish(scaled, [_order(scaled, 0), _order(scaled, 1)],
+                             deadline=Deadline.after(4))
+        if found is not None:
+            assert verify(scaled, found[0]) == found[1]
