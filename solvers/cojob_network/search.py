@@ -166,7 +166,8 @@ def _slot_polish(instance: Instance, schedule: Schedule, current: float, guide: 
     if _is_order(instance, guide):
         orders.append(tuple(guide))
     found = slots.polish(instance, orders, deadline=deadline)
-    if found is None:
+    if found is None:               # no pass finished (compute gaps, size, or a loaded machine)
+        info["slot_passes"] = 0
         return schedule
     polished, value, extra = found
     info.update(extra)

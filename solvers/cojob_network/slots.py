@@ -70,6 +70,11 @@ def _jobs(instance: Instance, order) -> list[_Job]:
     return out
 
 
+def arrival_slot(instance: Instance, g: int, delta: float) -> int:
+    """The first slot cojob ``g`` may use: the one starting at or after its arrival (9)."""
+    return int(math.ceil(instance.cojobs[g].arrival / delta - 1e-9))
+
+
 def horizon(instance: Instance, delta: float) -> int:
     """Slots enough for any order: stage by stage, each in ``ceil(Lambda_a / delta) + 1`` slots
     after the last arrival (a serial schedule meets every deadline the search can ask for)."""
@@ -153,8 +158,7 @@ class SlotLP:
         done: dict = {}
         for a in self.order:
             g, k = a
-            release = (done[g, k - 1] + 1 if k else
-                       int(math.ceil(self.inst.cojobs[g].arrival / self.delta - 1e-9)))
+            release = done[g, k - 1] + 1 if k else arrival_slot(self.inst, g, self.delta)
             need = float(self.inst.loads[a].max())
             lo = release + max(0, int(math.ceil(need / self.delta - 1e-9)) - 1)
             last = self._smallest(a, release, min(lo, self.H - 1))
@@ -252,7 +256,7 @@ def _starts(instance: Instance, lp: SlotLP, done: dict):
     def release(g: int, k: int) -> float:
         if k:
             return (done[g, k - 1] + 1) * lp.delta
-        return math.ceil(instance.cojobs[g].arrival / lp.delta - 1e-9) * lp.delta
+        return arrival_slot(instance, g, lp.delta) * lp.delta
     return tuple(tuple(tuple(release(g, k) for k in range(job.stages)) for job in c.jobs)
                  for g, c in enumerate(instance.cojobs))
 
@@ -496,8 +500,7 @@ def _job_rows(rows: _Triplets, x_hi: np.ndarray, q: int, job: _Job, lp: SlotLP, 
     its columns may use (``x_hi``)."""
     H, (g, k) = lp.H, job.stage
     a = job.stage
-    first = (win[g, k - 1][0] + 1 if k else
-             int(math.ceil(lp.inst.cojobs[g].arrival / lp.delta - 1e-9)))
+    first = win[g, k - 1][0] + 1 if k else arrival_slot(lp.inst, g, lp.delta)
     last = win[a][-1]
     x_hi[q * H + first:q * H + last + 1] = np.inf
     rows.row(job.n, job.n, range(q * H, q * H + H), [1.0] * H)
