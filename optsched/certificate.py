@@ -228,7 +228,8 @@ def _run_bound(family: Family, instance: Any, sides: Sides, steps: list[dict],
     entry = certify_bound(family)
     if entry is None or entry.name in done or deadline.expired():
         return
-    share = BOUND_SHARE if family.certify.improve is not None else 1.0
+    share = family.certify.bound_share or BOUND_SHARE
+    share = share if family.certify.improve is not None else 1.0
     _step(family, instance, entry, deadline.within(deadline.limit(share)), seed, "lower",
           sides, steps)
 

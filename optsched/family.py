@@ -96,12 +96,17 @@ class CertifySpec:
         Methods run in turn, each with all the time left, only while no verified schedule exists
         after the exact, bound and start steps (certify must end with a schedule: a family whose
         exact step is its only start can lose it to the load).
+    bound_share
+        Share of the time left after the exact step that the bound may use (None:
+        :data:`optsched.certificate.BOUND_SHARE`); a family whose improvement converges fast
+        and whose bound is the slow side gives the bound more.
     """
 
     bound: str | None = None
     improve: Callable[..., Outcome] | None = None
     starts: tuple[str, ...] | None = None
     fallback: tuple[str, ...] = ()
+    bound_share: float | None = None
 
 
 class MutationProfile(Protocol):

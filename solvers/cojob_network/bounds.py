@@ -9,6 +9,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from optsched.deadline import Deadline
 from optsched.problems.cojob_network import Instance
 from optsched.result import Outcome, SolveStatus
@@ -139,7 +141,8 @@ LP_SHARE = 0.2
 
 
 def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Outcome:
-    """The larger of LP* (Lemma 1) and the dual bound of Model F (spec Sec. 3.5.1).
+    """The larger of LP* (Lemma 1), the dual bound of Model F (spec Sec. 3.5.1) and the order
+    enumeration above it.
 
     Model F is the linear-ordering MILP of LP-Primal: ``x_ab`` orders the stages by completion,
     (14) gives the chains and ``S_b >= L^b_p + sum_a L^a_p x_ab`` the port prefixes; any schedule
@@ -149,8 +152,12 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
     built; F gets the rest (:func:`.exact.solve_model_f`, the step exact takes, with its size guard). Any-time: a
     MILP stopped by the deadline returns its dual bound, still valid (status ``time_limit``).
 
-    The stage order of F's best solution is returned as ``guide`` (certify hands it to
-    :func:`.search.improve`, which starts from the better of it and its start schedule).
+    With time left, :func:`enumeration_bound` raises the bound above F's by enumerating the
+    completion orders F cannot rule out (status ``time_limit`` unless it converged).
+
+    The order with the least relaxed fluid LP of the enumeration, else the stage order of F's
+    best solution, is returned as ``guide`` (certify hands it to :func:`.search.improve`, which
+    starts from the better of it and its start schedule).
     """
     from optsched.solvers.cojob_network.exact import solve_model_f
 
@@ -171,6 +178,11 @@ def order_bound(instance: Instance, *, deadline: Deadline, seed: int = 0) -> Out
         value = f_bound
     status = (SolveStatus.OPTIMAL if rep.status is SolveStatus.OPTIMAL
               else SolveStatus.TIME_LIMIT)
+    if value is not None and not deadline.expired():
+        raised, least = enumeration_bound(instance, value, deadline=deadline, info=info)
+        value, guide = max(value, raised), least or guide
+        if not info["enumeration"].get("stopped", "").startswith("converged"):
+            status = SolveStatus.TIME_LIMIT
     return Outcome(None, status, value, info, guide=guide)
 
 
@@ -181,3 +193,135 @@ def _milp_bound(rep) -> float | None:
     if rep.bound is None or not math.isfinite(rep.bound):
         return None
     return min(rep.bound, rep.objective)
+
+
+# --------------------------------------------------------------------------- order enumeration
+
+def order_costs_below(instance: Instance, limit: float, deadline: Deadline) -> list | None:
+    """Every completion order ``sigma`` of the stages (chains kept) whose Model F cost
+    ``F(sigma)`` is below ``limit``, as ``(F(sigma), sigma)`` sorted; None when the deadline
+    stopped the enumeration.
+
+    ``F(sigma)`` is the least cost of any schedule of (O) completing its stages in ``sigma``
+    that Model F (spec Sec. 3.5.1) can see: ``S`` non-decreasing along ``sigma``, at least the
+    heaviest port prefix ``max_p sum_{a <= b} L^a_p`` (every byte of the stages done so far has
+    crossed ``p``) and the chain (14) ``S_pred + Lambda_b``, less ``sum r_g``. Depth-first over
+    the interleavings of the cojobs' chains; a prefix is cut when its cost plus a bound on the
+    rest reaches ``limit``: the ``j``-th stage still to complete ends no earlier than the prefix's
+    loads plus the ``j`` smallest remaining loads on any port, nor than the ``j``-th smallest
+    remaining chain bound (both depend only on which stages remain, so they are tabled once).
+    """
+    from optsched.solvers.cojob_network.fluid import _chain_bounds
+
+    G = len(instance.cojobs)
+    K = [c.n_stages for c in instance.cojobs]
+    loads = {a: np.asarray(instance.loads[a], dtype=float) for a in instance.stages}
+    chain = _chain_bounds(instance)
+    arrived = sum(instance.cojobs[g].arrival for g, _ in instance.stages)
+    rest: dict = {}
+
+    def tail(ks: tuple) -> tuple:
+        if ks not in rest:
+            left = [(g, k) for g in range(G) for k in range(ks[g], K[g])]
+            if left:
+                ports = np.cumsum(np.sort(np.array([loads[a] for a in left]), axis=0), axis=0)
+                rest[ks] = (ports, np.sort([chain[a] for a in left]))
+            else:
+                rest[ks] = (None, None)
+        return rest[ks]
+
+    found: list = []
+    stack: list[tuple] = [((0,) * G, np.zeros(instance.n_ports), (0.0,) * G, 0.0, 0.0, ())]
+    nodes = 0
+    while stack:
+        nodes += 1
+        if nodes % 256 == 0 and deadline.expired():
+            return None
+        ks, prefix, ends, last, cost, order = stack.pop()
+        ports, chains = tail(ks)
+        if ports is None:
+            if cost - arrived < limit:
+                found.append((cost - arrived, order))
+            continue
+        rest_bound = np.maximum.accumulate(np.maximum(np.maximum((ports + prefix).max(axis=1),
+                                                                 chains), last)).sum()
+        if cost + rest_bound >= limit + arrived:
+            continue
+        for g in range(G):
+            k = ks[g]
+            if k == K[g]:
+                continue
+            a = (g, k)
+            after = prefix + loads[a]
+            start = ends[g] if k else instance.cojobs[g].arrival
+            end = max(float(after.max()), last, start + float(loads[a].max()))
+            stack.append((ks[:g] + (k + 1,) + ks[g + 1:], after,
+                          ends[:g] + (end,) + ends[g + 1:], end, cost + end, order + (a,)))
+    return sorted(found)
+
+
+#: Relative step by which :func:`enumeration_bound` raises its limit above the bound it starts from.
+ENUM_STEP = 0.004
+
+#: Most rounds of :func:`enumeration_bound` (its limit at most 20 % above where it starts).
+ENUM_ROUNDS = 50
+
+#: Most prefixes (stages done per cojob) :func:`enumeration_bound` may table: ``prod (K_g + 1)``
+#: (paper: 5^4 = 625; the simulation scenario's 40 cojobs are far past it).
+MAX_PREFIXES = 100_000
+
+
+def enumeration_bound(instance: Instance, floor: float, *, deadline: Deadline,
+                      info: dict) -> tuple[float, tuple | None]:
+    """A bound above ``floor`` (a valid bound, Model F's) by enumerating completion orders.
+
+    Every schedule completes its stages in some order ``sigma`` (chains kept) and costs at least
+    ``F(sigma)`` (:func:`order_costs_below`) and at least the order's relaxed fluid LP
+    (:func:`.fluid.bound_lp`, which sees that a job's ports progress together, Eq. (7); Model F
+    does not). So for any ``limit``, ``min(limit, min over sigma with F(sigma) < limit of the LP)``
+    is a valid bound. Rounds raise ``limit`` by :data:`ENUM_STEP` of ``floor`` each; inside a
+    round the orders are solved by increasing ``F`` (each LP once), so before the one of cost
+    ``c`` the bound ``min(c, least LP so far)`` already holds: any-time. It stops when the least
+    LP is the bound (no later order can raise it), at the deadline or after :data:`ENUM_ROUNDS`.
+    Paper seed 1: the 869 orders below ``1.0036 F*`` all have an LP of at least 42,843.6. Returns the bound and the order of the least LP (None when none was solved);
+    ``info`` gets ``enumeration`` = rounds, orders solved, last limit."""
+    from optsched.solvers.cojob_network import fluid
+
+    stats: dict[str, Any] = {"rounds": 0, "orders": 0, "limit": floor}
+    info["enumeration"] = stats
+    if math.prod(c.n_stages + 1 for c in instance.cojobs) > MAX_PREFIXES:
+        stats["skipped"] = f"more than {MAX_PREFIXES} prefixes"
+        return floor, None
+    if deadline.end is None or not floor > 0:
+        stats["skipped"] = "no time limit" if deadline.end is None else "no positive floor"
+        return floor, None
+    jobs = fluid.jobs_of(instance)
+    solved: dict = {}
+    best, low = floor, math.inf
+    while not deadline.expired() and stats["rounds"] < ENUM_ROUNDS:
+        limit = floor * (1 + ENUM_STEP * (stats["rounds"] + 1))
+        found = order_costs_below(instance, limit, deadline)
+        if found is None:
+            break
+        for cost, order in found:          # by cost: every order below ``cost`` is solved
+            best = max(best, min(cost, low))
+            if low <= best or deadline.expired():
+                break
+            if order not in solved:
+                value = fluid.bound_lp(instance, order, jobs)
+                solved[order] = cost if value is None else max(cost, value)
+                low = min(low, solved[order])
+        else:
+            best = max(best, min(limit, low))
+            stats["rounds"] += 1
+            stats["limit"] = limit
+        stats["orders"] = len(solved)
+        if low <= best:
+            stats["stopped"] = "converged: an order's LP is the bound"
+            break
+    stats.setdefault("stopped", "deadline" if deadline.expired() else "round cap")
+    return best, _least(solved)
+
+
+def _least(solved: dict) -> tuple | None:
+    return min(solved, key=solved.__getitem__) if solved else None

@@ -31,6 +31,7 @@ from optsched.problems import cojob_network as _problem
 from optsched.problems.cojob_network import Instance, Schedule
 from optsched.result import Outcome, SolveStatus
 from optsched.simulate.flows import StageOrder, schedule_of, simulate, sum_sct
+from optsched.solvers.cojob_network import fluid
 from optsched.solvers.cojob_network.algorithm import why_stopped
 from optsched.tolerance import at_most
 
@@ -116,8 +117,8 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
     base = _first_base(instance, start, guide, deadline, best, info)
     if base is not None and deadline.end is not None:   # one recorded run at the end
         reserve += RECORD_MARGIN * (time.perf_counter() - began) / max(1, info["evaluated"])
-    if deadline.end is not None:                      # the last SLOT_SHARE: the slot LP
-        reserve += SLOT_SHARE * max(0.0, (deadline.remaining() or 0.0) - reserve)
+    if deadline.end is not None and fluid.applies(instance):   # the last FLUID_SHARE: order LPs
+        reserve += FLUID_SHARE * max(0.0, (deadline.remaining() or 0.0) - reserve)
     search = deadline if deadline.end is None else Deadline(deadline.end - reserve)
 
     def done() -> bool:
@@ -140,41 +141,48 @@ def improve(instance: Instance, start: Schedule, *, deadline: Deadline, seed: in
         base = kicked or top
     schedule = _checked_best(instance, start, value, best, info, deadline)
     current = info["value"] if schedule is not start else value
-    schedule = _slot_polish(instance, schedule, current, guide, deadline, info)
+    schedule = _fluid_polish(instance, schedule, current, guide, deadline, goal, info)
     status = SolveStatus.TIME_LIMIT if search.expired() else SolveStatus.FEASIBLE
     return Outcome(schedule, status, None, info)
 
 
-#: Share of :func:`improve`'s time left after its first runs that goes to :func:`.slots.polish`
-#: of the best order found and of ``guide``. The slot schedules beat the simulated search by far
-#: at paper scale (seed 0: the search reached 40,597 in 600 s; the slot LP of Model F's order
-#: 40,754 in ~3 CPU-s, one window MILP round 40,036 in ~35 more), so they get most of the time.
-SLOT_SHARE = 0.7
+#: Share of :func:`improve`'s time left after its first runs that goes to :func:`.fluid.search`
+#: from the best order found and ``guide``. Order LP schedules beat the simulated search by far at
+#: paper scale (seed 0: the search reached 40,597 in 600 s, the order LP of Model F's order gives
+#: 40,086 in 0.01 s and its descent 39,212.5 in ~6 s), so they get most of the time.
+FLUID_SHARE = 0.7
 
 
-def _slot_polish(instance: Instance, schedule: Schedule, current: float, guide: Any,
-                 deadline: Deadline, info: dict) -> Schedule:
-    """The better of ``schedule`` (verified at ``current``) and the slot LP schedules
-    (:mod:`.slots`) of its completion order and of ``guide`` (when it is a stage order); only
-    under a time limit (without one, lex passes, window rounds and refinements could run for
-    minutes on a tiny instance: the suite took 19.5 min)."""
-    from optsched.solvers.cojob_network import slots
-
-    if deadline.end is None:        # no limit (exact without one): the polish is not bounded
+def _fluid_polish(instance: Instance, schedule: Schedule, current: float, guide: Any,
+                  deadline: Deadline, goal: float | None, info: dict) -> Schedule:
+    """The better of ``schedule`` (verified at ``current``) and the best order LP schedule
+    (:mod:`.fluid`) reached from the completion orders of ``schedule`` and of ``guide`` (when it
+    is a stage order). Without a time limit only the descents run (no kicks); nothing runs once
+    ``current`` meets ``goal``. A schedule ``verify`` rejects is dropped, never repaired."""
+    if not fluid.applies(instance) or (goal is not None and at_most(current, goal)):
         return schedule
     orders = [completion_order(instance, schedule)]
     if _is_order(instance, guide):
         orders.append(tuple(guide))
-    found = slots.polish(instance, orders, deadline=deadline)
-    if found is None:               # no pass finished (compute gaps, size, or a loaded machine)
-        info["slot_passes"] = 0
-        return schedule
-    polished, value, extra = found
+    sol, extra = fluid.search(instance, orders, deadline=deadline, goal=goal)
     info.update(extra)
-    if value < current:
-        info["value"], info["source"] = value, "slot_lp"
+    if sol is None:
+        return schedule
+    polished = fluid.to_schedule(instance, sol)
+    value = _checked_value(instance, polished)
+    info["fluid_value"] = value
+    if value is not None and value < current:
+        info["value"], info["source"] = value, "fluid_lp"
         return polished
     return schedule
+
+
+def _checked_value(instance: Instance, schedule: Schedule) -> float | None:
+    """``verify``'s value, or None when it rejects the schedule (dropped, never repaired)."""
+    try:
+        return _problem.verify(instance, schedule)
+    except InfeasibleSchedule:
+        return None
 
 
 #: :func:`improve` keeps this many times a full run's time (its first runs') for the recorded run
