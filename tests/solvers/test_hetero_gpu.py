@@ -172,6 +172,7 @@ def test_expired_deadline_hare_still_schedules_and_bounds_stay_valid():
     assert lower_bound(inst, deadline=expired).lower_bound == pytest.approx(trivial)
 
 
+@pytest.mark.slow
 def test_exact_too_big_to_build_returns_the_hare_schedule():
     """Model building counts against the deadline: a model that cannot be built in the time left
     is not built; exact returns Hare's schedule (time_limit) and the completion bound."""

@@ -124,6 +124,7 @@ def test_valid_when_stopped_early():
     assert one.status is SolveStatus.TIME_LIMIT and at_most(one.lower_bound, opt)
 
 
+@pytest.mark.slow
 def test_at_least_the_fluid_value_at_paper_scale():
     """Paper seed 0, two pricing rounds on the coarse grid: >= the fluid LP it starts from, and
     that is >= sum_n w_n LBC_n."""
