@@ -465,7 +465,9 @@ def extract_event_schedule(instance, model):
     read from ``y`` (rounded), a flow's bytes are kept only in the intervals its item may use
     (after every releasing item's event, up to its own) and rescaled to its exact size, and an
     interval is stretched when its port loads need slightly more than its length (rates then
-    meet the capacities exactly; times move by the solver's feasibility tolerance only)."""
+    meet the capacities exactly), and starts no earlier than the arrival (9) of any cojob that
+    sends in it (the solver may meet ``t_e >= r_g`` to its tolerance only: a hypothesis case
+    sent 5e-7 bytes before an arrival); times move by the solver's feasibility tolerance only."""
     from optsched.problems.cojob_network import Schedule, Segment
 
     idx: EventIndex = model.index
@@ -484,6 +486,8 @@ def extract_event_schedule(instance, model):
         sent.append([x * size / total for x in xs])
     segments, now, done = [], 0.0, [0.0] * len(idx.items)
     for e in range(1, E + 1):
+        now = max([now] + [instance.cojobs[g].arrival for n, (_, g, *_rest) in enumerate(idx.flows)
+                           if sent[n][e - 1] > 0])      # an event the solver put 1e-7 early
         load = [0.0] * (2 * P)
         for n, (_, g, j, _, f, _) in enumerate(idx.flows):
             s, d, _ = instance.cojobs[g].jobs[j].flows[f]

@@ -240,3 +240,18 @@ def test_item_order_below_every_schedule_off_distribution(inst):
     if cm.event_milp_applies(inst):
         _, opt, _ = _solve_event(inst, cm.all_cuts(inst))
         assert at_most(rep.objective, opt), (rep.objective, opt)
+
+
+def test_event_schedule_never_starts_before_an_arrival():
+    """Regression (a hypothesis case of the test above, CI of stop 29): HiGHS met an event's
+    ``t_e >= r_g`` only to its tolerance, and the extracted schedule sent 5e-7 of a flow's 0.25
+    bytes before its cojob arrived at 1.0; verify rejected it. Each interval now starts no
+    earlier than the arrival of any cojob sending in it."""
+    from optsched.problems.cojob_network import Cojob, Instance, Job
+
+    inst = Instance(machines=1, cojobs=(
+        Cojob(1.0, (1,), (Job(1, ((0, 0, 1.0),)), Job(1, ((0, 0, 0.25),)))),
+        Cojob(2.5, (1,), (Job(1, ((0, 0, 1.0),)),)),
+        Cojob(0.0, (2,), (Job(1, ((0, 0, 1.0),)), Job(1, ((0, 0, 0.9999995),))))))
+    _, value, _ = _solve_event(inst, cm.all_cuts(inst))
+    assert value == pytest.approx(8.5, abs=1e-5)
