@@ -59,11 +59,6 @@ from optsched.solvers.cojob_network.bounds import lower_bound, order_bound
 from optsched.solvers.cojob_network import exact, search
 from optsched.workloads import cojob_network as _workloads
 
-#: certify's bound share for this family: the order enumeration (``order_bound``) is the slow
-#: side at paper scale, while ``improve``'s order LP search reaches its best within about a minute
-#: (paper seed 0: 39,212.5 in ~6 s).
-BOUND_SHARE = 0.75
-
 METHODS = (
     Method("exact", "exact", exact.exact, model=exact.exact_model,
            description="heuristics, ordering MILP (F) bound, stage-order local search, "
@@ -116,8 +111,10 @@ SPEC = Family(
     # no start methods: certify's exact step already returns the best of exact.WARM_METHODS
     # (grouper_offline and pda_chain among them); re-running them took ~8 % of a 300-s certify
     # (fallback: grouper, then pda, with the time left, only when exact's warm start did not
-    # finish in its share: at load 15-17 a 60-s certify of paper seed 0 ended without a schedule)
+    # finish in its share: at load 15-17 a 60-s certify of paper seed 0 ended without a schedule;
+    # bound_share 0.75: the order enumeration in order_bound is the slow side at paper scale,
+    # while improve's order LP search reaches its best within a minute, seed 0 in ~6 s)
     certify=CertifySpec(bound="order_bound", improve=search.improve, starts=(),
-                        fallback=("grouper", "pda"), bound_share=BOUND_SHARE),
+                        fallback=("grouper", "pda"), bound_share=0.75),
     worst=WorstSpec(_workloads.SIZE_WHAT, _workloads.size, _workloads.SIZE_GROWS),
 )

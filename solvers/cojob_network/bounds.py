@@ -54,16 +54,20 @@ class LpBound:
     cut_list: tuple = ()
 
 
+def chain_ends(instance: Instance) -> dict:
+    """``S_{g,k} = r_g + sum_{k' <= k} Lambda_{g,k'}`` of every stage: each right after its chain
+    predecessor, the least completion (14) allows."""
+    out: dict = {}
+    for g, k in instance.stages:
+        before = out[g, k - 1] if k else instance.cojobs[g].arrival
+        out[g, k] = before + float(instance.loads[g, k].max())
+    return out
+
+
 def chain_bound(instance: Instance) -> float:
-    """The optimum of LP-Primal without (15): every stage right after its chain predecessor,
-    ``S_{g,k} = r_g + sum_{k' <= k} Lambda_{g,k'}`` (a valid lower bound by (14))."""
-    total = 0.0
-    for g, cojob in enumerate(instance.cojobs):
-        done = 0.0
-        for k in range(cojob.n_stages):
-            done += float(instance.loads[g, k].max())
-            total += done
-    return total
+    """The optimum of LP-Primal without (15), :func:`chain_ends` summed less the arrivals (a
+    valid lower bound by (14))."""
+    return sum(end - instance.cojobs[g].arrival for (g, _), end in chain_ends(instance).items())
 
 
 def solve_lp_primal(instance: Instance, separation: str = "sort", *, deadline: Deadline,
@@ -211,12 +215,10 @@ def order_costs_below(instance: Instance, limit: float, deadline: Deadline) -> l
     loads plus the ``j`` smallest remaining loads on any port, nor than the ``j``-th smallest
     remaining chain bound (both depend only on which stages remain, so they are tabled once).
     """
-    from optsched.solvers.cojob_network.fluid import _chain_bounds
-
     G = len(instance.cojobs)
     K = [c.n_stages for c in instance.cojobs]
     loads = {a: np.asarray(instance.loads[a], dtype=float) for a in instance.stages}
-    chain = _chain_bounds(instance)
+    chain = chain_ends(instance)
     arrived = sum(instance.cojobs[g].arrival for g, _ in instance.stages)
     rest: dict = {}
 
@@ -283,8 +285,9 @@ def enumeration_bound(instance: Instance, floor: float, *, deadline: Deadline,
     round the orders are solved by increasing ``F`` (each LP once), so before the one of cost
     ``c`` the bound ``min(c, least LP so far)`` already holds: any-time. It stops when the least
     LP is the bound (no later order can raise it), at the deadline or after :data:`ENUM_ROUNDS`.
-    Paper seed 1: the 869 orders below ``1.0036 F*`` all have an LP of at least 42,843.6. Returns the bound and the order of the least LP (None when none was solved);
-    ``info`` gets ``enumeration`` = rounds, orders solved, last limit."""
+    Paper seed 1: the 869 orders below ``1.0036 F*`` all have an LP of at least 42,843.6.
+    Returns the bound and the order of the least LP (None when none was solved); ``info`` gets
+    ``enumeration`` = rounds, orders solved, last limit, why it stopped."""
     from optsched.solvers.cojob_network import fluid
 
     stats: dict[str, Any] = {"rounds": 0, "orders": 0, "limit": floor}

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 
 from optsched.deadline import Deadline
-from optsched.problems.cojob_network import Instance, Schedule, Segment
+from optsched.problems.cojob_network import Instance, Schedule, Segment, stage_load
+from optsched.result import SolveStatus
+from optsched.solvers.cojob_network.bounds import chain_ends
 
 
 @dataclass(frozen=True)
@@ -54,18 +56,16 @@ class _Job:
 
 
 def jobs_of(instance: Instance) -> list[_Job]:
-    """Every (stage, job) of ``instance``, with its iterations and per-iteration port times."""
-    P, cap = instance.machines, instance.capacity
+    """Every (stage, job) of ``instance``, with its iterations and per-iteration port times
+    (:func:`~optsched.problems.cojob_network.stage_load` of the job alone, over its iterations)."""
     out = []
     for g, k in instance.stages:
         cj = instance.cojobs[g]
-        before = cj.iterations[k - 1] if k else 0
+        n, before = cj.stage_iterations(k), (cj.iterations[k - 1] if k else 0)
         for j in cj.alive(k):
-            ports: dict[int, float] = {}
-            for s, d, x in cj.jobs[j].flows:
-                ports[s] = ports.get(s, 0.0) + x / cap
-                ports[P + d] = ports.get(P + d, 0.0) + x / cap
-            out.append(_Job((g, k), j, cj.iterations[k] - before, before + 1, ports))
+            load = stage_load(instance, g, k, (j,)) / n
+            out.append(_Job((g, k), j, n, before + 1,
+                            {int(p): float(load[p]) for p in np.flatnonzero(load)}))
     return out
 
 
@@ -100,9 +100,8 @@ def order_lp(instance: Instance, order, jobs: list[_Job] | None = None) -> Solut
     rel = {g: pos[g, 0] for g, c in enumerate(instance.cojobs) if c.arrival > 0}
     sol = _solve(instance, order, pos, rel, jobs)
     while sol is not None and rel:
-        moved = {g: int(np.searchsorted(sol.T, c.arrival - 1e-9 * (1 + c.arrival)))
-                 for g, c in enumerate(instance.cojobs) if g in rel}
-        moved = {g: min(moved[g], rel[g]) for g in rel}
+        moved = {g: min(rel[g], int(np.searchsorted(sol.T, r - 1e-9 * (1 + r))))
+                 for g, r in ((g, instance.cojobs[g].arrival) for g in rel)}
         if moved == rel:
             break
         rel = moved
@@ -117,46 +116,25 @@ def _solve(instance: Instance, order: tuple, pos: dict, rel: dict, jobs: list[_J
     """One order LP with cojob release intervals ``rel`` (absent: interval 0). Interval 0 ends
     no stage: it is the wait before the first completion that an arrival may need; interval
     ``i >= 1`` ends with ``order[i - 1]``."""
-    from optsched.result import SolveStatus
-    from optsched.solvers.highs import ArrayModel
-
-    l, n_ports, J = len(order), instance.n_ports, len(jobs)
+    l = len(order)
+    lp = _LP()
+    port_row = {(p, i): lp.row(-np.inf, 0.0) for p in range(instance.n_ports) for i in range(l + 1)}
+    job_row = [lp.row(job.n, job.n) for job in jobs]
+    arrival_row = {g: lp.row(instance.cojobs[g].arrival, np.inf) for g in rel}
+    for i in range(l + 1):              # ell_i costs the completions at or after interval i
+        lp.column(float(l - max(i, 1) + 1),
+                  [(port_row[p, i], -1.0) for p in range(instance.n_ports)]
+                  + [(arrival_row[g], 1.0) for g in rel if i < rel[g]])   # T before rel_g
     release = {a: pos[a[0], a[1] - 1] + 1 if a[1] else rel.get(a[0], 0) for a in order}
-    port_row = J + np.arange(n_ports)[:, None] * (l + 1) + np.arange(l + 1)[None, :]
-    arrivals = sorted(rel)
-    n_rows = J + n_ports * (l + 1) + len(arrivals)
-    row_lo = np.r_[[float(job.n) for job in jobs], np.full(n_ports * (l + 1), -np.inf),
-                   [instance.cojobs[g].arrival for g in arrivals]]
-    row_hi = np.r_[[float(job.n) for job in jobs], np.zeros(n_ports * (l + 1)),
-                   np.full(len(arrivals), np.inf)]
-    model = ArrayModel(n_rows=n_rows, row_lo=row_lo, row_hi=row_hi)
-    starts: list[int] = []
-    rows: list[int] = []
-    values: list[float] = []
-    for i in range(l + 1):                               # ell_i: -1 in its port rows
-        starts.append(len(rows))
-        rows += [int(r) for r in port_row[:, i]]
-        values += [-1.0] * n_ports
-        for r, g in enumerate(arrivals):                # the start of interval rel_g
-            if i < rel[g]:
-                rows.append(J + n_ports * (l + 1) + r)
-                values.append(1.0)
     cells = []
     for q, job in enumerate(jobs):
         for i in range(release[job.stage], pos[job.stage] + 1):
             cells.append((q, i))
-            starts.append(len(rows))
-            rows.append(q)
-            values.append(1.0)
-            for p, v in job.ports.items():
-                rows.append(int(port_row[p, i]))
-                values.append(v)
-    cost = np.r_[float(l), np.arange(l, 0, -1, dtype=float), np.zeros(len(cells))]
-    model.add_columns(cost, np.zeros(len(cost)), np.full(len(cost), np.inf), starts, rows, values)
-    rep = model.solve()
+            lp.column(0.0, [(job_row[q], 1.0)] + [(port_row[p, i], v) for p, v in job.ports.items()])
+    rep = lp.solve()
     if rep.status is not SolveStatus.OPTIMAL or rep.x is None:
         return None
-    x = np.zeros((J, l + 1))
+    x = np.zeros((len(jobs), l + 1))
     for (q, i), value in zip(cells, rep.x[l + 1:]):
         x[q, i] = value
     T = np.r_[0.0, np.cumsum(np.maximum(rep.x[:l + 1], 0.0))]
@@ -177,61 +155,55 @@ def bound_lp(instance: Instance, order, jobs: list[_Job] | None = None) -> float
     gap between iterations); instead every stage ends no earlier than its chain bound
     ``r_g + sum_{k' <= k} Lambda`` (Eq. (14)). So the LP's optimum is at most the cost of every
     schedule with this completion order."""
-    from optsched.result import SolveStatus
-    from optsched.solvers.highs import ArrayModel
-
     jobs = jobs_of(instance) if jobs is None else jobs
     order = tuple(order)
     l, n_ports = len(order), instance.n_ports
     pos = {a: i for i, a in enumerate(order)}
     window = {a: range(pos[a[0], a[1] - 1] + 1 if a[1] else 0, pos[a] + 1) for a in order}
-    rows, cols = _Rows(), _Rows()
-    port_row = {(p, i): rows.add(-np.inf, 0.0) for p in range(n_ports) for i in range(l)}
-    chain = _chain_bounds(instance)
-    for i in range(l):                                       # ell_i, in the chain rows below
-        cols.column(float(l - i), [(port_row[p, i], -1.0) for p in range(n_ports)])
-    for a in order:                                          # T at pos(a) >= chain bound
-        r = rows.add(chain[a], np.inf)
-        for i in range(pos[a] + 1):
-            cols.entries[i].append((r, 1.0))
+    lp = _LP()
+    port_row = {(p, i): lp.row(-np.inf, 0.0) for p in range(n_ports) for i in range(l)}
+    chain = chain_ends(instance)
+    chain_row = [lp.row(chain[a], np.inf) for a in order]    # T at pos(a) >= its chain bound
+    for i in range(l):                                       # ell_i
+        lp.column(float(l - i), [(port_row[p, i], -1.0) for p in range(n_ports)]
+                  + [(chain_row[u], 1.0) for u in range(i, l)])
     for job in jobs:
-        _job_columns(job, window[job.stage], rows, cols, port_row)
-    model = ArrayModel(n_rows=len(rows.lo), row_lo=rows.lo, row_hi=rows.hi)
-    model.add_columns(*cols.csc())
-    rep = model.solve()
+        _job_columns(job, window[job.stage], lp, port_row)
+    rep = lp.solve()
     if rep.status is not SolveStatus.OPTIMAL:
         return None
     return float(rep.objective) - sum(instance.cojobs[g].arrival for g, _ in order)
 
 
-def _job_columns(job: _Job, win: range, rows: "_Rows", cols: "_Rows", port_row: dict) -> None:
+def _job_columns(job: _Job, win: range, lp: "_LP", port_row: dict) -> None:
     """Job ``job``'s part of :func:`bound_lp`, in cumulative form over its window ``win``:
     ``X_u`` iterations completed and ``Y_{p,u}`` time at port ``p`` by the end of its ``u``-th
     interval, both non-decreasing and ending at ``n`` and ``v_p n``; ``v_p X_u <= Y_{p,u} <=
     v_p (X_u + 1)``; interval ``win[u]`` carries ``Y_{p,u} - Y_{p,u-1}`` at port ``p``."""
     m = len(win)
-    grow = [rows.add(0.0, np.inf) for _ in range(m - 1)]             # X_{u+1} - X_u >= 0
-    lead = {p: [rows.add(0.0, v) for _ in range(m)] for p, v in job.ports.items()}
+    grow = [lp.row(0.0, np.inf) for _ in range(m - 1)]             # X_{u+1} - X_u >= 0
+    lead = {p: [lp.row(0.0, v) for _ in range(m)] for p, v in job.ports.items()}
     for u in range(m):
         entries = [(lead[p][u], -v) for p, v in job.ports.items()]
         entries += [(grow[u], -1.0)] if u < m - 1 else []
         entries += [(grow[u - 1], 1.0)] if u else []
         last = float(job.n) if u == m - 1 else None
-        cols.column(0.0, entries, last)
+        lp.column(0.0, entries, last)
     for p, v in job.ports.items():
-        grow_p = [rows.add(0.0, np.inf) for _ in range(m - 1)]
+        grow_p = [lp.row(0.0, np.inf) for _ in range(m - 1)]
         for u, i in enumerate(win):
             entries = [(lead[p][u], 1.0), (port_row[p, i], 1.0)]
             if u < m - 1:
                 entries += [(port_row[p, win[u + 1]], -1.0), (grow_p[u], -1.0)]
             if u:
                 entries.append((grow_p[u - 1], 1.0))
-            cols.column(0.0, entries, v * job.n if u == m - 1 else None)
+            lp.column(0.0, entries, v * job.n if u == m - 1 else None)
 
 
-class _Rows:
-    """Row bounds and columns of an LP built entry by entry (:func:`bound_lp`); a column is
-    non-negative, or fixed at ``fixed``."""
+class _LP:
+    """An LP built entry by entry (:func:`_solve`, :func:`bound_lp`): rows with bounds, then
+    columns with a cost and their ``(row, value)`` entries, non-negative or fixed at ``fixed``;
+    solved by HiGHS as an :class:`~optsched.solvers.highs.ArrayModel`."""
 
     def __init__(self) -> None:
         self.lo: list[float] = []
@@ -240,35 +212,28 @@ class _Rows:
         self.entries: list[list] = []
         self.fixed: list[float | None] = []
 
-    def add(self, lo: float, hi: float) -> int:
+    def row(self, lo: float, hi: float) -> int:
         self.lo.append(lo)
         self.hi.append(hi)
         return len(self.lo) - 1
 
     def column(self, cost: float, entries: list, fixed: float | None = None) -> None:
         self.cost.append(cost)
-        self.entries.append(list(entries))
+        self.entries.append(entries)
         self.fixed.append(fixed)
 
-    def csc(self):
-        """``(cost, lo, hi, starts, rows, values)`` of non-negative columns."""
-        starts, rows, values = [], [], []
-        for entries in self.entries:
-            starts.append(len(rows))
-            rows += [r for r, _ in entries]
-            values += [v for _, v in entries]
+    def solve(self):
+        """HiGHS' report (:class:`~optsched.solvers.highs.ArrayReport`)."""
+        from optsched.solvers.highs import ArrayModel
+
+        starts = np.cumsum([0] + [len(e) for e in self.entries[:-1]])
+        rows = [r for entries in self.entries for r, _ in entries]
+        values = [v for entries in self.entries for _, v in entries]
         lo = np.array([0.0 if f is None else f for f in self.fixed])
         hi = np.array([np.inf if f is None else f for f in self.fixed])
-        return np.asarray(self.cost), lo, hi, starts, rows, values
-
-
-def _chain_bounds(instance: Instance) -> dict:
-    """``r_g + sum_{k' <= k} Lambda_{g,k'}`` of every stage (Eq. (14), LP-Primal's chain)."""
-    out: dict = {}
-    for g, k in instance.stages:
-        before = out[g, k - 1] if k else instance.cojobs[g].arrival
-        out[g, k] = before + float(instance.loads[g, k].max())
-    return out
+        model = ArrayModel(n_rows=len(self.lo), row_lo=self.lo, row_hi=self.hi)
+        model.add_columns(np.asarray(self.cost), lo, hi, starts, rows, values)
+        return model.solve()
 
 
 def to_schedule(instance: Instance, sol: Solution, jobs: list[_Job] | None = None) -> Schedule:
@@ -378,18 +343,19 @@ def search(instance: Instance, orders, *, deadline: Deadline, goal: float | None
     rng = random.Random(seed)
     jobs = jobs_of(instance)
     info: dict[str, Any] = {"fluid_lps": 0, "fluid_kicks": 0}
-    best: list[Solution | None] = [None]
+    best: Solution | None = None
 
     def value(order) -> Solution | None:
+        nonlocal best
         info["fluid_lps"] += 1
         sol = order_lp(instance, order, jobs)
-        if sol is not None and (best[0] is None or sol.value < best[0].value - 1e-9):
-            best[0] = sol
+        if sol is not None and (best is None or sol.value < best.value - 1e-9):
+            best = sol
         return sol
 
     def done() -> bool:
-        return deadline.expired() or (goal is not None and best[0] is not None
-                                      and at_most(best[0].value, goal))
+        return deadline.expired() or (goal is not None and best is not None
+                                      and at_most(best.value, goal))
 
     def descend(sol: Solution) -> Solution:
         improved = True
@@ -410,12 +376,12 @@ def search(instance: Instance, orders, *, deadline: Deadline, goal: float | None
         start = value(order)
         if start is not None:
             descend(start)
-    while best[0] is not None and deadline.end is not None and not done():
+    while best is not None and deadline.end is not None and not done():
         info["fluid_kicks"] += 1
-        order = best[0].order
+        order = best.order
         for _ in range(KICK_MOVES):
             order = rng.choice(moves(order, rng) or [order])
         kicked = value(order)
         if kicked is not None:
             descend(kicked)
-    return best[0], info
+    return best, info

@@ -169,7 +169,7 @@ def _fluid_polish(instance: Instance, schedule: Schedule, current: float, guide:
     if sol is None:
         return schedule
     polished = fluid.to_schedule(instance, sol)
-    value = _checked_value(instance, polished)
+    value = _checked_value(instance, polished, info)
     info["fluid_value"] = value
     if value is not None and value < current:
         info["value"], info["source"] = value, "fluid_lp"
@@ -177,11 +177,13 @@ def _fluid_polish(instance: Instance, schedule: Schedule, current: float, guide:
     return schedule
 
 
-def _checked_value(instance: Instance, schedule: Schedule) -> float | None:
-    """``verify``'s value, or None when it rejects the schedule (dropped, never repaired)."""
+def _checked_value(instance: Instance, schedule: Schedule, info: dict) -> float | None:
+    """``verify``'s value, or None when it rejects the schedule (dropped, never repaired; the
+    reason goes to ``info["rejected"]``)."""
     try:
         return _problem.verify(instance, schedule)
-    except InfeasibleSchedule:
+    except InfeasibleSchedule as err:
+        info["rejected"] = str(err)
         return None
 
 
@@ -346,10 +348,8 @@ def _checked_best(instance: Instance, start: Schedule, value: float, best: dict,
         info["stopped"] = why_stopped(run)
         return start
     schedule = schedule_of(run, best["order"], _policy(plan).name)
-    try:
-        checked = _problem.verify(instance, schedule)
-    except InfeasibleSchedule as err:
-        info["rejected"] = str(err)
+    checked = _checked_value(instance, schedule, info)
+    if checked is None:
         return start
     info["value"] = checked
     info["shared"] = len(plan.shared)

@@ -1,5 +1,5 @@
-"""cojob_network certify sides (issue 19): ``order_bound`` (LP* and Model F's dual bound) never
-exceeds a proven optimum, ``improve`` (local search over stage orders) is never worse than its
+"""cojob_network certify sides (issue 19): ``order_bound`` (LP*, Model F's dual bound and, with a
+time limit, the order enumeration above it) never exceeds a proven optimum, ``improve`` (local search over stage orders) is never worse than its
 start, verified and deadline-bound, and ``certify`` closes tiny instances."""
 
 from __future__ import annotations
